@@ -1,0 +1,81 @@
+//! Closing a channel whose single producer publishes with plain stores.
+//!
+//! With many producers the close bit lives in the claim word, so every
+//! claim is ordered against it by the claim's own read-modify-write. A single
+//! producer claims nothing: it writes its slot and stores its index. Closing
+//! from the receiver side then races with a publish in flight, and a send
+//! that returned `Ok` must not be lost. The [`Boundary`] settles that race.
+//!
+//! # Protocol
+//!
+//! `frozen` is `OPEN` until the first party *settles* it with a
+//! compare-exchange to the end position it has seen; the first one wins and
+//! everybody obeys it: values before `frozen` are received, values at or after
+//! it are not.
+//!
+//! - The closer stores `closed` (`SeqCst`), loads the published tail
+//!   (`SeqCst`) and settles at that tail.
+//! - The producer, after publishing position `t` (a `SeqCst` store of `t + 1`),
+//!   loads `closed` (`SeqCst`). If set, it settles at `t + 1`; if the boundary
+//!   that wins is `<= t`, its value is outside, so it takes the value back
+//!   and reports the channel closed.
+//! - The consumer, when it refreshes its copy of the tail, loads `closed`
+//!   after the tail; if set, it settles at the tail it saw and never reads
+//!   past the boundary.
+//!
+//! The closer's store/load and the producer's store/load are the two halves
+//! of the store-buffer pattern: in the single `SeqCst` order either the
+//! closer sees the published tail (the boundary includes the value) or the
+//! producer sees `closed` (and settles, keeping or taking back its value
+//! consistently with whatever boundary won).
+
+use crate::sync::{AtomicBool, AtomicU64, Ordering};
+
+const OPEN: u64 = u64::MAX;
+
+/// The close flag and frozen end of a single-producer storage.
+#[derive(Debug)]
+pub(crate) struct Boundary {
+    closed: AtomicBool,
+    /// `OPEN`, or the first position that is not received.
+    frozen: AtomicU64,
+}
+
+impl Boundary {
+    pub(crate) fn new() -> Self {
+        Self { closed: AtomicBool::new(false), frozen: AtomicU64::new(OPEN) }
+    }
+
+    /// Whether the channel is closed: a `SeqCst` load (free on x86), the
+    /// producer's half of the store-buffer pattern.
+    #[inline]
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+
+    /// Raises the close flag; true if this call raised it. The caller then
+    /// settles the boundary.
+    pub(crate) fn close(&self) -> bool {
+        !self.closed.swap(true, Ordering::SeqCst)
+    }
+
+    /// Settles the boundary at `seen` unless it is settled already; returns
+    /// the boundary in force.
+    pub(crate) fn settle(&self, seen: u64) -> u64 {
+        // ORDERING: SeqCst; the winner's value is read by the others'
+        // failing compare-exchange, which also orders their later reads of
+        // the slots after the winner's view of them.
+        match self.frozen.compare_exchange(OPEN, seen, Ordering::SeqCst, Ordering::SeqCst) {
+            Ok(_) => seen,
+            Err(frozen) => frozen,
+        }
+    }
+
+    /// The settled boundary, if any.
+    pub(crate) fn frozen(&self) -> Option<u64> {
+        match self.frozen.load(Ordering::SeqCst) {
+            OPEN => None,
+            frozen => Some(frozen),
+        }
+    }
+}

@@ -1,0 +1,486 @@
+//! The channel: one storage, two wait sets, and the endpoint counts.
+//!
+//! [`Chan`] is generic over its [`Storage`]; the six public channels are
+//! instantiations of it with a [`Ring`](crate::ring::Ring) or a
+//! [`List`](crate::list::List) and the producer and consumer
+//! [arity](crate::arity) of their topology. It owns no policy of its own
+//! beyond who is woken when:
+//!
+//! - a push that succeeds notifies one waiting receiver, if the receivers'
+//!   wait set says anyone waits (one `SeqCst` load, free on x86);
+//! - a pop, a returned permit or a cancelled grant frees capacity, and if
+//!   senders wait, capacity is *granted* to them in the order they queued
+//!   (see [`crate::wait`]), so a woken sender already owns its slot;
+//! - closing, or the last sender or receiver going away, wakes everybody.
+//!
+//! Nothing here locks, fences or touches a waker while nobody waits.
+//!
+//! # Safety contract of single sides
+//!
+//! Methods that move values on a side with one endpoint are `unsafe`: the
+//! caller promises that no other call on that side runs at the same time.
+//! The facade discharges this with `&mut self` on single-side endpoints.
+
+use std::fmt;
+use std::pin::pin;
+use std::time::Instant;
+
+use crossbeam_utils::CachePadded;
+
+use crate::arity::Arity;
+use crate::error::{
+    RecvError, RecvTimeoutError, SendError, SendTimeoutError, TryRecvError, TrySendError,
+};
+use crate::future::{Recv, Reserve, Send as SendFuture};
+use crate::park::{Backoff, block_on};
+use crate::storage::{Capacity, PopError, PushError, Storage};
+use crate::sync::{Arc, AtomicUsize, Ordering};
+use crate::wait::{Queue, WaitSet};
+
+/// The wait set of the senders of storage `S`.
+pub type TxWait<S> = <<S as Storage>::Senders as Arity>::WaitSet;
+/// The wait set of the receivers of storage `S`.
+pub type RxWait<S> = <<S as Storage>::Receivers as Arity>::WaitSet;
+
+/// Read-mostly words: written only when somebody starts or stops waiting.
+struct Waiters<S: Storage> {
+    /// Receivers waiting for a value.
+    rx: RxWait<S>,
+    /// Senders waiting for capacity.
+    tx: TxWait<S>,
+    /// Futures of `Sender::closed`.
+    closed: Queue,
+}
+
+/// A channel over storage `S`, shared by its endpoints through an [`Arc`].
+///
+/// # Examples
+///
+/// ```
+/// use asyncband_core::arity::{Many, One};
+/// use asyncband_core::chan::Chan;
+/// use asyncband_core::ring::Ring;
+///
+/// let chan = Chan::<Ring<u32, 4, Many, One>>::new();
+/// chan.try_send(7).unwrap();
+/// // SAFETY: this thread is the only consumer.
+/// assert_eq!(unsafe { chan.try_recv() }, Ok(7));
+/// ```
+pub struct Chan<S: Storage> {
+    storage: S,
+    waiters: CachePadded<Waiters<S>>,
+    senders: CachePadded<AtomicUsize>,
+    receivers: AtomicUsize,
+}
+
+impl<S: Storage> fmt::Debug for Chan<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Chan")
+            .field("storage", &self.storage)
+            .field("rx", &self.waiters.rx)
+            .field("tx", &self.waiters.tx)
+            .field("len", &self.storage.len())
+            .field("capacity", &S::CAPACITY)
+            .field("closed", &self.storage.is_closed())
+            .field("senders", &self.sender_count())
+            .field("receivers", &self.receiver_count())
+            .finish()
+    }
+}
+
+/// Counts `n` notifications down as a wait set hands them out.
+fn exactly(mut n: usize) -> impl FnMut(usize) -> usize {
+    move |want| {
+        let take = want.min(n);
+        n -= take;
+        take
+    }
+}
+
+impl<S: Storage> Chan<S> {
+    /// A new open channel with one sender and one receiver counted.
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self {
+            storage: S::new(),
+            waiters: CachePadded::new(Waiters {
+                rx: Default::default(),
+                tx: Default::default(),
+                closed: Queue::default(),
+            }),
+            senders: CachePadded::new(AtomicUsize::new(1)),
+            receivers: AtomicUsize::new(1),
+        })
+    }
+
+    /// The storage, for queries.
+    pub fn storage(&self) -> &S {
+        &self.storage
+    }
+
+    pub(crate) fn rx_wait(&self) -> &RxWait<S> {
+        &self.waiters.rx
+    }
+
+    pub(crate) fn tx_wait(&self) -> &TxWait<S> {
+        &self.waiters.tx
+    }
+
+    pub(crate) fn closed_wait(&self) -> &Queue {
+        &self.waiters.closed
+    }
+
+    /// After a push: wakes one waiting receiver.
+    #[inline]
+    pub(crate) fn notify_receivers(&self) {
+        if self.waiters.rx.is_waiting() {
+            self.waiters.rx.grant(exactly(1), |_| ());
+        }
+    }
+
+    /// Passes `units` notifications a receiver held but did not use to the
+    /// next waiting receivers.
+    pub(crate) fn pass_notifications(&self, units: usize) {
+        if units > 0 {
+            self.waiters.rx.grant(exactly(units), |_| ());
+        }
+    }
+
+    /// After capacity was freed: grants it to waiting senders, in order.
+    #[inline]
+    pub(crate) fn notify_senders(&self) {
+        if self.waiters.tx.is_waiting() {
+            self.grant_senders();
+        }
+    }
+
+    /// Grants free capacity to waiting senders, front first.
+    pub(crate) fn grant_senders(&self) {
+        self.waiters
+            .tx
+            .grant(|n| self.storage.grant(n), |waiting| self.storage.set_waiting(waiting));
+    }
+
+    /// Gives back `units` of capacity a sender held and passes them on.
+    pub fn return_units(&self, units: usize) {
+        if units > 0 {
+            self.storage.release(units);
+            self.grant_senders();
+        }
+    }
+
+    /// Pushes through a held unit and notifies a receiver.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds a unit; single-producer contract of
+    /// [`Storage::push_reserved`].
+    pub unsafe fn push_reserved(&self, value: S::Item) -> Result<(), SendError<S::Item>> {
+        // SAFETY: forwarded from the caller.
+        match unsafe { self.storage.push_reserved(value) } {
+            Ok(()) => {
+                self.notify_receivers();
+                Ok(())
+            }
+            Err(value) => Err(SendError(value)),
+        }
+    }
+
+    /// Sends `value` if there is capacity now.
+    ///
+    /// # Safety
+    ///
+    /// Single-producer contract (module docs).
+    #[inline]
+    pub unsafe fn try_send_unchecked(&self, value: S::Item) -> Result<(), TrySendError<S::Item>> {
+        // SAFETY: forwarded from the caller.
+        match unsafe { self.storage.try_push(value) } {
+            Ok(()) => {
+                self.notify_receivers();
+                Ok(())
+            }
+            Err(PushError::Full(value)) => Err(TrySendError::Full(value)),
+            Err(PushError::Closed(value)) => Err(TrySendError::Disconnected(value)),
+        }
+    }
+
+    /// Receives the next value if one is ready.
+    ///
+    /// # Safety
+    ///
+    /// Single-consumer contract (module docs).
+    #[inline]
+    pub unsafe fn try_recv(&self) -> Result<S::Item, TryRecvError> {
+        let mut spins = 0;
+        loop {
+            // SAFETY: forwarded from the caller.
+            match unsafe { self.storage.try_pop() } {
+                Ok(value) => {
+                    self.notify_senders();
+                    return Ok(value);
+                }
+                Err(PopError::Empty) => return Err(TryRecvError::Empty),
+                Err(PopError::Closed) => return Err(TryRecvError::Disconnected),
+                Err(PopError::Busy) => {
+                    // A producer is writing the next value: give it a moment
+                    // rather than report a value missing that is in flight.
+                    spins += 1;
+                    if spins > 128 {
+                        return Err(TryRecvError::Empty);
+                    }
+                    crate::sync::spin_hint();
+                }
+            }
+        }
+    }
+
+    /// Sends `value`, parking the thread while the channel is full, until
+    /// `deadline` if there is one.
+    ///
+    /// # Safety
+    ///
+    /// Single-producer contract (module docs).
+    pub unsafe fn send_blocking(
+        &self,
+        value: S::Item,
+        deadline: Option<Instant>,
+    ) -> Result<(), SendTimeoutError<S::Item>> {
+        let mut value = value;
+        let mut backoff = Backoff::new();
+        loop {
+            // SAFETY: forwarded from the caller.
+            match unsafe { self.try_send_unchecked(value) } {
+                Ok(()) => return Ok(()),
+                Err(TrySendError::Disconnected(v)) => return Err(SendTimeoutError::Disconnected(v)),
+                Err(TrySendError::Full(v)) => value = v,
+            }
+            if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                return Err(SendTimeoutError::Timeout(value));
+            }
+            if !backoff.snooze() {
+                break;
+            }
+        }
+        drop(backoff);
+        // SAFETY: forwarded from the caller; the future borrows `self` and
+        // is driven to completion (or dropped) before we return.
+        let mut future = pin!(unsafe { SendFuture::new(self, value) });
+        match block_on(future.as_mut(), deadline) {
+            Some(Ok(())) => Ok(()),
+            Some(Err(SendError(value))) => Err(SendTimeoutError::Disconnected(value)),
+            None => match future.take_value() {
+                Some(value) => Err(SendTimeoutError::Timeout(value)),
+                // Completed on its last poll after all: nothing to hand back.
+                None => Ok(()),
+            },
+        }
+    }
+
+    /// Receives a value, parking the thread while the channel is empty,
+    /// until `deadline` if there is one.
+    ///
+    /// # Safety
+    ///
+    /// Single-consumer contract (module docs).
+    pub unsafe fn recv_blocking(&self, deadline: Option<Instant>) -> Result<S::Item, RecvTimeoutError> {
+        let mut backoff = Backoff::new();
+        loop {
+            // SAFETY: forwarded from the caller.
+            match unsafe { self.try_recv() } {
+                Ok(value) => return Ok(value),
+                Err(TryRecvError::Disconnected) => return Err(RecvTimeoutError::Disconnected),
+                Err(TryRecvError::Empty) => {}
+            }
+            if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                return Err(RecvTimeoutError::Timeout);
+            }
+            if !backoff.snooze() {
+                break;
+            }
+        }
+        drop(backoff);
+        // SAFETY: forwarded from the caller.
+        let future = pin!(unsafe { Recv::new(self) });
+        match block_on(future, deadline) {
+            Some(Ok(value)) => Ok(value),
+            Some(Err(RecvError)) => Err(RecvTimeoutError::Disconnected),
+            None => Err(RecvTimeoutError::Timeout),
+        }
+    }
+
+    /// Closes the channel: senders fail from now on, receivers drain what
+    /// was sent and then see it closed. Wakes every waiter. True if this call
+    /// closed it.
+    ///
+    /// # Safety
+    ///
+    /// With `from_producer` on a single-producer channel, the caller is the
+    /// producer and no producer-side call runs at the same time.
+    pub unsafe fn close(&self, from_producer: bool) -> bool {
+        // SAFETY: forwarded from the caller.
+        let closed = unsafe { self.storage.close(from_producer) };
+        self.wake_all();
+        closed
+    }
+
+    fn wake_all(&self) {
+        self.waiters.rx.wake_all(|_| ());
+        self.waiters.tx.wake_all(|waiting| self.storage.set_waiting(waiting));
+        self.waiters.closed.wake_all(|_| ());
+    }
+
+    /// Whether the channel is closed (explicitly, or because every sender
+    /// or every receiver is gone).
+    pub fn is_closed(&self) -> bool {
+        self.storage.is_closed()
+    }
+
+    /// Live senders.
+    pub fn sender_count(&self) -> usize {
+        // ORDERING: Relaxed; a query.
+        self.senders.load(Ordering::Relaxed)
+    }
+
+    /// Live receivers.
+    pub fn receiver_count(&self) -> usize {
+        // ORDERING: Relaxed; a query.
+        self.receivers.load(Ordering::Relaxed)
+    }
+
+    /// Counts one more sender.
+    pub fn add_sender(&self) {
+        // ORDERING: Relaxed: the new sender comes from an existing one, which
+        // keeps the count above zero (as `Arc::clone` does).
+        self.senders.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts one more sender if any is left (upgrading a weak sender).
+    pub fn try_add_sender(&self) -> bool {
+        // ORDERING: Relaxed loads; the compare-exchange is AcqRel so an
+        // upgrade is ordered against the last sender's drop.
+        let mut count = self.senders.load(Ordering::Relaxed);
+        loop {
+            if count == 0 {
+                return false;
+            }
+            match self.senders.compare_exchange_weak(
+                count,
+                count + 1,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(current) => count = current,
+            }
+        }
+    }
+
+    /// Counts one more receiver.
+    pub fn add_receiver(&self) {
+        // ORDERING: Relaxed, as for `add_sender`.
+        self.receivers.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A sender goes away; the last one closes the channel.
+    ///
+    /// # Safety
+    ///
+    /// On a single-producer channel the caller is the producer, with no
+    /// producer-side call running at the same time.
+    pub unsafe fn drop_sender(&self) {
+        // ORDERING: AcqRel: the last sender sees every other sender's work.
+        if self.senders.fetch_sub(1, Ordering::AcqRel) == 1 {
+            // SAFETY: forwarded from the caller.
+            unsafe { self.close(true) };
+        }
+    }
+
+    /// A receiver goes away; the last one closes the channel and drops the
+    /// values still queued, right now.
+    ///
+    /// # Safety
+    ///
+    /// On a single-consumer channel the caller is the consumer, with no
+    /// consumer-side call running at the same time.
+    pub unsafe fn drop_receiver(&self) {
+        // ORDERING: AcqRel: the last receiver sees every other receiver's
+        // work before it drains.
+        if self.receivers.fetch_sub(1, Ordering::AcqRel) == 1 {
+            // SAFETY: not the producer; `close(false)` has no contract.
+            unsafe { self.storage.close(false) };
+            // SAFETY: closed, and we are the last consumer.
+            unsafe { self.storage.drain() };
+            self.wake_all();
+        }
+    }
+}
+
+impl<S: Storage> Chan<S>
+where
+    S::Senders: MultiProducer,
+{
+    /// Sends `value` if there is capacity now (many producers: always safe).
+    #[inline]
+    pub fn try_send(&self, value: S::Item) -> Result<(), TrySendError<S::Item>> {
+        // SAFETY: many producers may push concurrently.
+        unsafe { self.try_send_unchecked(value) }
+    }
+}
+
+/// Marker for [`Many`](crate::arity::Many): operations on this side need no
+/// exclusivity.
+pub trait MultiProducer: Arity {}
+impl MultiProducer for crate::arity::Many {}
+
+impl<S: Capacity> Chan<S> {
+    /// Reserves `n` units of capacity now, for permits.
+    ///
+    /// # Safety
+    ///
+    /// Single-producer contract (module docs).
+    pub unsafe fn try_reserve(&self, n: usize) -> Result<(), TrySendError<()>> {
+        // SAFETY: forwarded from the caller.
+        match unsafe { self.storage.try_acquire(n) } {
+            Ok(()) => Ok(()),
+            Err(PushError::Full(())) => Err(TrySendError::Full(())),
+            Err(PushError::Closed(())) => Err(TrySendError::Disconnected(())),
+        }
+    }
+
+    /// Reserves `n` units (`1 <= n <= CAP`), parking the thread while the
+    /// channel is full, until `deadline` if there is one.
+    ///
+    /// # Safety
+    ///
+    /// Single-producer contract (module docs).
+    pub unsafe fn reserve_blocking(
+        &self,
+        n: usize,
+        deadline: Option<Instant>,
+    ) -> Result<(), SendTimeoutError<()>> {
+        let mut backoff = Backoff::new();
+        loop {
+            // SAFETY: forwarded from the caller.
+            match unsafe { self.try_reserve(n) } {
+                Ok(()) => return Ok(()),
+                Err(TrySendError::Disconnected(())) => {
+                    return Err(SendTimeoutError::Disconnected(()));
+                }
+                Err(TrySendError::Full(())) => {}
+            }
+            if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                return Err(SendTimeoutError::Timeout(()));
+            }
+            if !backoff.snooze() {
+                break;
+            }
+        }
+        drop(backoff);
+        // SAFETY: forwarded from the caller.
+        let future = pin!(unsafe { Reserve::new(self, n) });
+        match block_on(future, deadline) {
+            Some(Ok(())) => Ok(()),
+            Some(Err(SendError(()))) => Err(SendTimeoutError::Disconnected(())),
+            None => Err(SendTimeoutError::Timeout(())),
+        }
+    }
+}

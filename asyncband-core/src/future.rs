@@ -1,0 +1,510 @@
+//! The waiting operations of a channel: send, receive, reserve capacity,
+//! await close.
+//!
+//! Each operation is a `poll_*` method on [`Chan`] that takes the waiter's
+//! node and a `registered` flag, plus a future that owns those and calls it.
+//! The futures embed their node (so waiting allocates nothing) and are
+//! therefore `!Unpin`; `Stream` implementations keep a node of their own and
+//! call the `poll_*` methods directly.
+//!
+//! Every operation is cancel-safe: dropping it at any point loses no value
+//! (a send that has not completed still owns its value; a receive takes a
+//! value only in the poll that returns it) and no wake-up (units it was
+//! granted, capacity for senders or a notification for receivers, are
+//! passed on to the next waiter). The blocking operations of [`Chan`] drive
+//! these same futures, so threads and tasks share one protocol.
+
+use std::fmt;
+use std::future::Future;
+use std::marker::PhantomPinned;
+use std::ops::Deref;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use crate::chan::{Chan, RxWait, TxWait};
+use crate::error::{RecvError, SendError};
+use crate::storage::{Capacity, PopError, PushError, Storage};
+use crate::sync::{spin_hint, thread};
+use crate::wait::{QueueNode, WaitSet};
+
+/// The waiter node of a sender of storage `S`.
+pub type TxNode<S> = <TxWait<S> as WaitSet>::Node;
+/// The waiter node of a receiver of storage `S`.
+pub type RxNode<S> = <RxWait<S> as WaitSet>::Node;
+
+/// Spins on a receive whose next value is still being written before the
+/// operation yields to the executor instead.
+const BUSY_SPINS: u32 = 64;
+
+impl<S: Storage> Chan<S> {
+    /// Polls a send of `*value` (taken on completion, left in place while
+    /// pending).
+    ///
+    /// # Safety
+    ///
+    /// Single-producer contract of [`Chan`]; `node` stays pinned, is used
+    /// only with this channel's senders and is passed to
+    /// [`Chan::cancel_send`] before it goes away if `registered` is set.
+    pub unsafe fn poll_send(
+        &self,
+        node: Pin<&TxNode<S>>,
+        registered: &mut bool,
+        value: &mut Option<S::Item>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), SendError<S::Item>>> {
+        let on_change = |waiting| self.storage().set_waiting(waiting);
+        let mut item = value.take().expect("send polled after completion");
+        loop {
+            if *registered {
+                // SAFETY: the caller's contract on `node`.
+                let got = unsafe { self.tx_wait().register(node, cx.waker(), 1, on_change) };
+                if got > 0 {
+                    *registered = false;
+                    // SAFETY: we hold `got >= 1` units; single-producer
+                    // contract from the caller.
+                    let sent = unsafe { self.push_reserved(item) };
+                    self.return_units(got - 1);
+                    return Poll::Ready(sent);
+                }
+            }
+            // SAFETY: single-producer contract from the caller.
+            match unsafe { self.storage().try_push(item) } {
+                Ok(()) => {
+                    // SAFETY: as above.
+                    unsafe { self.cancel_send(node, registered) };
+                    self.notify_receivers();
+                    return Poll::Ready(Ok(()));
+                }
+                Err(PushError::Closed(v)) => {
+                    // SAFETY: as above.
+                    unsafe { self.cancel_send(node, registered) };
+                    return Poll::Ready(Err(SendError(v)));
+                }
+                Err(PushError::Full(v)) => item = v,
+            }
+            if *registered {
+                *value = Some(item);
+                return Poll::Pending;
+            }
+            // SAFETY: as above.
+            let got = unsafe { self.tx_wait().register(node, cx.waker(), 1, on_change) };
+            *registered = true;
+            if got == 0 {
+                // Capacity freed before we registered was offered to nobody:
+                // offer it now (to the front waiter, maybe us). A single
+                // sender re-checks with its retry instead.
+                self.grant_senders();
+            }
+        }
+    }
+
+    /// Leaves the senders' wait set, passing on any capacity granted.
+    ///
+    /// # Safety
+    ///
+    /// `node` was only ever registered with this channel's senders.
+    pub unsafe fn cancel_send(&self, node: Pin<&TxNode<S>>, registered: &mut bool) {
+        if std::mem::take(registered) {
+            // SAFETY: the caller's contract.
+            let units = unsafe {
+                self.tx_wait().cancel(node, |waiting| self.storage().set_waiting(waiting))
+            };
+            self.return_units(units);
+        }
+    }
+
+    /// Polls a receive.
+    ///
+    /// # Safety
+    ///
+    /// Single-consumer contract of [`Chan`]; `node` as for
+    /// [`Chan::poll_send`], with [`Chan::cancel_recv`].
+    pub unsafe fn poll_recv(
+        &self,
+        node: Pin<&RxNode<S>>,
+        registered: &mut bool,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<S::Item, RecvError>> {
+        let mut spins = 0;
+        // Every registration is followed by one more attempt: registering
+        // raises the waiting flag (a `Cell` even lowers it for an instant
+        // while it swaps wakers), and only a re-check after the raise pairs
+        // with a notifier that looked at the flag before it.
+        let mut rechecked = false;
+        loop {
+            // SAFETY: single-consumer contract from the caller.
+            match unsafe { self.storage().try_pop() } {
+                Ok(value) => {
+                    // SAFETY: the caller's contract on `node`.
+                    unsafe { self.cancel_recv(node, registered) };
+                    self.notify_senders();
+                    return Poll::Ready(Ok(value));
+                }
+                Err(PopError::Closed) => {
+                    // SAFETY: as above.
+                    unsafe { self.cancel_recv(node, registered) };
+                    return Poll::Ready(Err(RecvError));
+                }
+                Err(PopError::Busy) => {
+                    // The next value is claimed and being written; its
+                    // producer may not see our flag, so never sleep on it.
+                    spins += 1;
+                    if spins < BUSY_SPINS {
+                        spin_hint();
+                    } else if spins == BUSY_SPINS {
+                        thread::yield_now();
+                    } else {
+                        cx.waker().wake_by_ref();
+                        return Poll::Pending;
+                    }
+                }
+                Err(PopError::Empty) => {
+                    if rechecked {
+                        return Poll::Pending;
+                    }
+                    // SAFETY: as above.
+                    let got = unsafe { self.rx_wait().register(node, cx.waker(), 1, |_| ()) };
+                    if got > 0 {
+                        // A notification: the node is idle again; retry.
+                        *registered = false;
+                        continue;
+                    }
+                    *registered = true;
+                    rechecked = true;
+                }
+            }
+        }
+    }
+
+    /// Leaves the receivers' wait set, passing on a notification it held.
+    ///
+    /// # Safety
+    ///
+    /// `node` was only ever registered with this channel's receivers.
+    pub unsafe fn cancel_recv(&self, node: Pin<&RxNode<S>>, registered: &mut bool) {
+        if std::mem::take(registered) {
+            // SAFETY: the caller's contract.
+            let units = unsafe { self.rx_wait().cancel(node, |_| ()) };
+            self.pass_notifications(units);
+        }
+    }
+
+    /// Polls for the channel to close; see [`Closed`].
+    ///
+    /// # Safety
+    ///
+    /// `node` as for [`Chan::poll_send`], with [`Chan::cancel_closed`].
+    pub unsafe fn poll_closed(
+        &self,
+        node: Pin<&QueueNode>,
+        registered: &mut bool,
+        cx: &mut Context<'_>,
+    ) -> Poll<()> {
+        if !self.is_closed() {
+            // SAFETY: the caller's contract on `node`.
+            unsafe { self.closed_wait().register(node, cx.waker(), 1, |_| ()) };
+            *registered = true;
+            // Re-check after raising the flag.
+            if !self.is_closed() {
+                return Poll::Pending;
+            }
+        }
+        // SAFETY: as above.
+        unsafe { self.cancel_closed(node, registered) };
+        Poll::Ready(())
+    }
+
+    /// Leaves the close waiters.
+    ///
+    /// # Safety
+    ///
+    /// `node` was only ever registered with this channel's close waiters.
+    pub unsafe fn cancel_closed(&self, node: Pin<&QueueNode>, registered: &mut bool) {
+        if std::mem::take(registered) {
+            // SAFETY: the caller's contract.
+            unsafe { self.closed_wait().cancel(node, |_| ()) };
+        }
+    }
+}
+
+impl<S: Capacity> Chan<S> {
+    /// Polls a reservation of `n` units (`1 <= n <= CAP`).
+    ///
+    /// # Safety
+    ///
+    /// As for [`Chan::poll_send`], with [`Chan::cancel_send`].
+    pub unsafe fn poll_reserve(
+        &self,
+        node: Pin<&TxNode<S>>,
+        registered: &mut bool,
+        n: usize,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), SendError<()>>> {
+        let on_change = |waiting| self.storage().set_waiting(waiting);
+        loop {
+            if *registered {
+                // SAFETY: the caller's contract on `node`.
+                let got = unsafe { self.tx_wait().register(node, cx.waker(), n, on_change) };
+                if got > 0 {
+                    *registered = false;
+                    if got == n {
+                        return Poll::Ready(Ok(()));
+                    }
+                    // Woken part-way by a close: give the part back.
+                    self.return_units(got);
+                    return Poll::Ready(Err(SendError(())));
+                }
+            }
+            // SAFETY: single-producer contract from the caller.
+            match unsafe { self.storage().try_acquire(n) } {
+                Ok(()) => {
+                    // SAFETY: as above.
+                    unsafe { self.cancel_send(node, registered) };
+                    return Poll::Ready(Ok(()));
+                }
+                Err(PushError::Closed(())) => {
+                    // SAFETY: as above.
+                    unsafe { self.cancel_send(node, registered) };
+                    return Poll::Ready(Err(SendError(())));
+                }
+                Err(PushError::Full(())) => {}
+            }
+            if *registered {
+                return Poll::Pending;
+            }
+            // SAFETY: as above.
+            let got = unsafe { self.tx_wait().register(node, cx.waker(), n, on_change) };
+            *registered = true;
+            if got == 0 {
+                self.grant_senders();
+            }
+        }
+    }
+}
+
+/// Sends one value, waiting for capacity.
+///
+/// # Cancel safety
+///
+/// Dropping the future before it completes drops the value it still holds
+/// (it was not sent) and passes on any capacity it had been granted.
+pub struct Send<S: Storage, H: Deref<Target = Chan<S>>> {
+    chan: H,
+    value: Option<S::Item>,
+    node: TxNode<S>,
+    registered: bool,
+    _pinned: PhantomPinned,
+}
+
+impl<S: Storage, H: Deref<Target = Chan<S>>> Send<S, H> {
+    /// A future that sends `value` through `chan`.
+    ///
+    /// # Safety
+    ///
+    /// The single-producer contract of [`Chan`] holds for as long as the
+    /// future lives.
+    pub unsafe fn new(chan: H, value: S::Item) -> Self {
+        Self {
+            chan,
+            value: Some(value),
+            node: Default::default(),
+            registered: false,
+            _pinned: PhantomPinned,
+        }
+    }
+
+    /// Cancels the future and takes back the value if it was not sent.
+    pub fn take_value(self: Pin<&mut Self>) -> Option<S::Item> {
+        // SAFETY: `node` is never moved out of the pinned future; the other
+        // fields are not structurally pinned.
+        let this = unsafe { self.get_unchecked_mut() };
+        // SAFETY: the node is pinned (we are) and only used with this chan.
+        unsafe { this.chan.cancel_send(Pin::new_unchecked(&this.node), &mut this.registered) };
+        this.value.take()
+    }
+}
+
+impl<S: Storage, H: Deref<Target = Chan<S>>> Future for Send<S, H> {
+    type Output = Result<(), SendError<S::Item>>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // SAFETY: `node` is never moved out of the pinned future.
+        let this = unsafe { self.get_unchecked_mut() };
+        // SAFETY: the node is pinned with us; single-producer contract from
+        // `new`.
+        unsafe {
+            this.chan.poll_send(
+                Pin::new_unchecked(&this.node),
+                &mut this.registered,
+                &mut this.value,
+                cx,
+            )
+        }
+    }
+}
+
+impl<S: Storage, H: Deref<Target = Chan<S>>> Drop for Send<S, H> {
+    fn drop(&mut self) {
+        // SAFETY: a future is only dropped in place, so `node` is still
+        // pinned; it was only used with this channel.
+        unsafe { self.chan.cancel_send(Pin::new_unchecked(&self.node), &mut self.registered) };
+    }
+}
+
+impl<S: Storage, H: Deref<Target = Chan<S>>> fmt::Debug for Send<S, H> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Send").field("waiting", &self.registered).finish_non_exhaustive()
+    }
+}
+
+/// Receives one value, waiting for one.
+///
+/// # Cancel safety
+///
+/// A value is taken only in the poll that returns it, so dropping the
+/// future loses no value; a wake-up it received is passed to the next
+/// waiting receiver.
+pub struct Recv<S: Storage, H: Deref<Target = Chan<S>>> {
+    chan: H,
+    node: RxNode<S>,
+    registered: bool,
+    _pinned: PhantomPinned,
+}
+
+impl<S: Storage, H: Deref<Target = Chan<S>>> Recv<S, H> {
+    /// A future that receives from `chan`.
+    ///
+    /// # Safety
+    ///
+    /// The single-consumer contract of [`Chan`] holds for as long as the
+    /// future lives.
+    pub unsafe fn new(chan: H) -> Self {
+        Self { chan, node: Default::default(), registered: false, _pinned: PhantomPinned }
+    }
+}
+
+impl<S: Storage, H: Deref<Target = Chan<S>>> Future for Recv<S, H> {
+    type Output = Result<S::Item, RecvError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // SAFETY: `node` is never moved out of the pinned future.
+        let this = unsafe { self.get_unchecked_mut() };
+        // SAFETY: the node is pinned with us; single-consumer contract from
+        // `new`.
+        unsafe { this.chan.poll_recv(Pin::new_unchecked(&this.node), &mut this.registered, cx) }
+    }
+}
+
+impl<S: Storage, H: Deref<Target = Chan<S>>> Drop for Recv<S, H> {
+    fn drop(&mut self) {
+        // SAFETY: dropped in place, so still pinned; only used with this chan.
+        unsafe { self.chan.cancel_recv(Pin::new_unchecked(&self.node), &mut self.registered) };
+    }
+}
+
+impl<S: Storage, H: Deref<Target = Chan<S>>> fmt::Debug for Recv<S, H> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Recv").field("waiting", &self.registered).finish_non_exhaustive()
+    }
+}
+
+/// Reserves `n` units of capacity, waiting in line for them. Resolves to
+/// `Ok(())` once the caller holds the units.
+///
+/// # Cancel safety
+///
+/// Dropping the future returns every unit it was granted, in full or in
+/// part, and passes them to the next waiting sender.
+pub struct Reserve<S: Capacity, H: Deref<Target = Chan<S>>> {
+    chan: H,
+    n: usize,
+    node: TxNode<S>,
+    registered: bool,
+    _pinned: PhantomPinned,
+}
+
+impl<S: Capacity, H: Deref<Target = Chan<S>>> Reserve<S, H> {
+    /// A future that reserves `n` units (`1 <= n <= CAP`) of `chan`.
+    ///
+    /// # Safety
+    ///
+    /// The single-producer contract of [`Chan`] holds for as long as the
+    /// future lives.
+    pub unsafe fn new(chan: H, n: usize) -> Self {
+        debug_assert!(n >= 1 && n <= S::CAP);
+        Self { chan, n, node: Default::default(), registered: false, _pinned: PhantomPinned }
+    }
+
+    /// The channel handle.
+    pub fn chan(&self) -> &H {
+        &self.chan
+    }
+}
+
+impl<S: Capacity, H: Deref<Target = Chan<S>>> Future for Reserve<S, H> {
+    type Output = Result<(), SendError<()>>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // SAFETY: `node` is never moved out of the pinned future.
+        let this = unsafe { self.get_unchecked_mut() };
+        // SAFETY: the node is pinned with us; contract from `new`.
+        unsafe {
+            this.chan.poll_reserve(Pin::new_unchecked(&this.node), &mut this.registered, this.n, cx)
+        }
+    }
+}
+
+impl<S: Capacity, H: Deref<Target = Chan<S>>> Drop for Reserve<S, H> {
+    fn drop(&mut self) {
+        // SAFETY: dropped in place, so still pinned; only used with this chan.
+        unsafe { self.chan.cancel_send(Pin::new_unchecked(&self.node), &mut self.registered) };
+    }
+}
+
+impl<S: Capacity, H: Deref<Target = Chan<S>>> fmt::Debug for Reserve<S, H> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Reserve").field("units", &self.n).field("waiting", &self.registered).finish()
+    }
+}
+
+/// Resolves once the channel is closed or every receiver is gone.
+///
+/// # Cancel safety
+///
+/// Holds nothing; dropping it only leaves the wait list.
+pub struct Closed<S: Storage, H: Deref<Target = Chan<S>>> {
+    chan: H,
+    node: QueueNode,
+    registered: bool,
+}
+
+impl<S: Storage, H: Deref<Target = Chan<S>>> Closed<S, H> {
+    /// A future that waits for `chan` to close.
+    pub fn new(chan: H) -> Self {
+        Self { chan, node: QueueNode::default(), registered: false }
+    }
+}
+
+impl<S: Storage, H: Deref<Target = Chan<S>>> Future for Closed<S, H> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        // SAFETY: `node` is never moved out of the pinned future.
+        let this = unsafe { self.get_unchecked_mut() };
+        // SAFETY: the node is pinned with us and only used with this chan.
+        unsafe { this.chan.poll_closed(Pin::new_unchecked(&this.node), &mut this.registered, cx) }
+    }
+}
+
+impl<S: Storage, H: Deref<Target = Chan<S>>> Drop for Closed<S, H> {
+    fn drop(&mut self) {
+        // SAFETY: dropped in place, so still pinned; only used with this chan.
+        unsafe { self.chan.cancel_closed(Pin::new_unchecked(&self.node), &mut self.registered) };
+    }
+}
+
+impl<S: Storage, H: Deref<Target = Chan<S>>> fmt::Debug for Closed<S, H> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Closed").field("waiting", &self.registered).finish()
+    }
+}

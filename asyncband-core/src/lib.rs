@@ -1,0 +1,68 @@
+//! The shared lock-free core of [asyncband](https://docs.rs/asyncband).
+//!
+//! Users depend on `asyncband`; this crate holds the machinery its six
+//! channels are instantiated from, one axis per module:
+//!
+//! | axis | modules |
+//! | --- | --- |
+//! | storage | [`ring`] (bounded), [`list`] (unbounded), behind the [`storage`] seam |
+//! | arity | [`arity`]: [`One`](arity::One) or [`Many`](arity::Many) per side, a type parameter |
+//! | waiting | [`wait`] ([`Cell`](wait::Cell) for one endpoint, [`Queue`](wait::Queue) for many), [`park`] for threads |
+//! | composition | [`chan`]: one generic [`Chan`](chan::Chan), its [`future`]s |
+//!
+//! # Guarantees
+//!
+//! - **Lock-free fast paths.** A send or receive that does not wait takes
+//!   no lock and allocates nothing: a single side moves a value with plain
+//!   loads and one `SeqCst` store of its own index; a multi side claims its
+//!   position with one compare-exchange. Whether anybody waits costs one
+//!   `SeqCst` load of a read-mostly word.
+//! - **Nothing lost.** Every value is dropped exactly once: received, handed
+//!   back in an error, or dropped when the last receiver goes. A send that
+//!   returned `Ok` is received by a receiver that keeps receiving until the
+//!   channel reports it closed, even when `close` races with it.
+//! - **Fair capacity.** Senders waiting for capacity are granted it in the
+//!   order they began to wait; queued values plus held permits plus granted
+//!   capacity never exceed the bound.
+//! - **Cancel safety.** Dropping any future at any point loses no value and
+//!   no wake-up.
+//!
+//! # Verification
+//!
+//! Under `--cfg asyncband_loom` every atomic, lock and cell comes from loom
+//! (see [`sync`](crate) internals), blocks shrink to two slots, and the
+//! models in `tests/loom.rs` check each protocol.
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+#[cfg(not(target_has_atomic = "64"))]
+compile_error!(
+    "asyncband needs 64-bit atomics (`target_has_atomic = \"64\"`): its positions are 64-bit \
+     counters that must never wrap. This target does not provide them."
+);
+
+pub mod arity;
+pub mod chan;
+pub mod error;
+pub mod future;
+pub mod list;
+pub mod park;
+pub mod ring;
+pub mod storage;
+pub mod wait;
+
+mod boundary;
+mod slot;
+mod sync;
+
+pub use slot::{NoStamp, Stamp, Stamped};
+
+/// The reference count that endpoints share a [`Chan`](chan::Chan) through
+/// (loom's under `--cfg asyncband_loom`).
+#[doc(hidden)]
+#[cfg(not(asyncband_loom))]
+pub use std::sync::Arc;
+/// The reference count that endpoints share a [`Chan`](chan::Chan) through.
+#[doc(hidden)]
+#[cfg(asyncband_loom)]
+pub use loom::sync::Arc;

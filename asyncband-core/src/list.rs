@@ -1,0 +1,696 @@
+//! Unbounded storage: a linked list of blocks of slots.
+//!
+//! # Indices
+//!
+//! Both ends walk an *index* that counts `LAP = BLOCK + 1` values per block:
+//! offsets `0..BLOCK` name the block's slots, and offset `BLOCK` is a
+//! sentinel meaning "this block is used up and the end is moving to the
+//! next one". Slot states are tagged with the index (see [`crate::slot`]), so
+//! a recycled block needs no reset.
+//!
+//! # Producers
+//!
+//! Many producers share a claim word (`index << 1 | CLOSED`) and claim with
+//! one compare-exchange. While the word sits on a sentinel they wait (a few
+//! instructions: the producer that took the last slot stores the next block
+//! and moves the word on). Because the tail block only changes while the
+//! word is on a sentinel, a producer whose compare-exchange succeeds knows
+//! the block pointer it loaded after the word is the right one; no producer
+//! dereferences a block before its claim succeeds, so retired blocks can be
+//! freed safely. The next block is taken from the pool (or allocated)
+//! *before* the last slot is claimed, so the sentinel lasts only a couple of
+//! stores. A single producer owns its index and publishes it with a `SeqCst`
+//! store, like the ring, and closes through a [`Boundary`].
+//!
+//! # Consumers
+//!
+//! A single consumer checks the slot state before taking it, with no
+//! read-modify-write, and recycles each block when it leaves it. Many
+//! consumers first compare the claim word with the producers' index (no
+//! block is touched before a claim), claim with one compare-exchange, then
+//! wait for the value if its producer is still writing it; the consumer that
+//! takes the last slot of a block moves the head on and recycles the block
+//! once every slot of it has been read. A consumer never claims a position
+//! that no producer has claimed.
+//!
+//! # Memory
+//!
+//! Left blocks go to a pool of [`POOL`] spares that producers draw from, so
+//! steady traffic does not allocate; blocks beyond that are freed, so memory
+//! after a burst returns to a handful of blocks.
+
+use std::marker::PhantomData;
+use std::ptr;
+
+use crossbeam_utils::CachePadded;
+
+use crate::arity::Arity;
+use crate::boundary::Boundary;
+use crate::slot::{Slot, Stamp, readable};
+use crate::storage::{PopError, PushError, Storage};
+use crate::sync::{AtomicPtr, AtomicU64, Ordering, UnsafeCell, spin_hint, thread};
+
+/// Slots per block.
+#[cfg(not(any(asyncband_loom, asyncband_small)))]
+pub const BLOCK: usize = 32;
+/// Slots per block (shrunk so block transitions happen constantly in models
+/// and stress runs).
+#[cfg(any(asyncband_loom, asyncband_small))]
+pub const BLOCK: usize = 2;
+
+/// Spare blocks kept for reuse.
+pub const POOL: usize = 2;
+
+const LAP: u64 = BLOCK as u64 + 1;
+const CLOSED: u64 = 1;
+
+/// The state of a slot whose value (for `index`) has been read.
+const fn consumed(index: u64) -> u64 {
+    (index << 1) + 2
+}
+
+/// The index after `index`, skipping the sentinel.
+#[inline]
+const fn step(index: u64) -> u64 {
+    if index % LAP + 1 == BLOCK as u64 { index + 2 } else { index + 1 }
+}
+
+/// How many values lie before `index`.
+#[inline]
+const fn position(index: u64) -> u64 {
+    let offset = index % LAP;
+    (index / LAP) * BLOCK as u64 + offset
+}
+
+struct Block<T, S> {
+    slots: [Slot<T, S>; BLOCK],
+    next: AtomicPtr<Block<T, S>>,
+}
+
+impl<T, S: Stamp> Block<T, S> {
+    fn new() -> Box<Self> {
+        Box::new(Self {
+            slots: std::array::from_fn(|_| Slot::new(0)),
+            next: AtomicPtr::new(ptr::null_mut()),
+        })
+    }
+}
+
+/// Spare blocks. Each cell is taken with a swap and filled with a
+/// compare-exchange, so a block has one owner at a time and there is no ABA.
+struct Pool<T, S> {
+    cells: [AtomicPtr<Block<T, S>>; POOL],
+}
+
+impl<T, S: Stamp> Pool<T, S> {
+    fn new() -> Self {
+        Self { cells: std::array::from_fn(|_| AtomicPtr::new(ptr::null_mut())) }
+    }
+
+    /// A spare block, or a new one.
+    fn take(&self) -> *mut Block<T, S> {
+        for cell in &self.cells {
+            // ORDERING: Acquire pairs with the Release in `put`: the block's
+            // reset is visible to its new owner.
+            let block = cell.swap(ptr::null_mut(), Ordering::Acquire);
+            if !block.is_null() {
+                return block;
+            }
+        }
+        Box::into_raw(Block::new())
+    }
+
+    /// Keeps `block` as a spare, or frees it when the pool is full.
+    ///
+    /// # Safety
+    ///
+    /// The caller owns `block`: it came from `Block::new`, holds no value,
+    /// and nobody will dereference it again.
+    unsafe fn put(&self, block: *mut Block<T, S>) {
+        // SAFETY: the caller owns the block.
+        unsafe { (*block).next.store(ptr::null_mut(), Ordering::Relaxed) };
+        for cell in &self.cells {
+            // ORDERING: Release publishes the reset to the next `take`.
+            if cell
+                .compare_exchange(ptr::null_mut(), block, Ordering::Release, Ordering::Relaxed)
+                .is_ok()
+            {
+                return;
+            }
+        }
+        // SAFETY: the caller owns the block, which came from a `Box`.
+        drop(unsafe { Box::from_raw(block) });
+    }
+}
+
+impl<T, S> Drop for Pool<T, S> {
+    fn drop(&mut self) {
+        for cell in &mut self.cells {
+            let block = *cell.get_mut();
+            if !block.is_null() {
+                // SAFETY: pooled blocks are owned by the pool and empty.
+                drop(unsafe { Box::from_raw(block) });
+            }
+        }
+    }
+}
+
+/// One end of the list.
+struct End<T, S> {
+    /// Many producers: `index << 1 | CLOSED`. Otherwise the index.
+    index: AtomicU64,
+    /// The block holding `index` (or the one before it while `index` is on a
+    /// sentinel).
+    block: AtomicPtr<Block<T, S>>,
+    /// Single consumer of a single producer: the producer's index as last
+    /// read.
+    ///
+    /// # Safety
+    ///
+    /// Touched only by the single consumer.
+    cache: UnsafeCell<u64>,
+}
+
+/// Unbounded storage for producer arity `P` and consumer arity `C`.
+///
+/// # Examples
+///
+/// ```
+/// use asyncband_core::arity::{Many, One};
+/// use asyncband_core::list::List;
+/// use asyncband_core::storage::{PopError, Storage};
+///
+/// let list = List::<u32, Many, One>::new();
+/// // SAFETY: this thread is the only consumer.
+/// unsafe {
+///     for i in 0..100 {
+///         list.try_push(i).unwrap();
+///     }
+///     for i in 0..100 {
+///         assert_eq!(list.try_pop(), Ok(i));
+///     }
+///     assert_eq!(list.try_pop(), Err(PopError::Empty));
+/// }
+/// ```
+pub struct List<T, P: Arity, C: Arity> {
+    tail: CachePadded<End<T, P::Stamp>>,
+    head: CachePadded<End<T, P::Stamp>>,
+    boundary: CachePadded<Boundary>,
+    pool: Pool<T, P::Stamp>,
+    _arity: PhantomData<(P, C)>,
+}
+
+// SAFETY: values move between threads through the list, so `T: Send` is
+// required and sufficient; shared cells are guarded by the protocol in the
+// module docs.
+unsafe impl<T: Send, P: Arity, C: Arity> Send for List<T, P, C> {}
+// SAFETY: as for `Send`.
+unsafe impl<T: Send, P: Arity, C: Arity> Sync for List<T, P, C> {}
+
+impl<T, P: Arity, C: Arity> List<T, P, C> {
+    /// The producers' index.
+    #[inline]
+    fn tail_index(word: u64) -> u64 {
+        if P::MANY { word >> 1 } else { word }
+    }
+
+    /// Waits until a producer that is moving the tail to the next block is
+    /// done, or a consumer likewise; a few stores.
+    fn pause(spins: &mut u32) {
+        *spins += 1;
+        if *spins < 64 {
+            spin_hint();
+        } else {
+            thread::yield_now();
+        }
+    }
+
+    /// Many producers: claims the next index and returns it with its block.
+    fn claim(&self) -> Result<(u64, *mut Block<T, P::Stamp>), ()> {
+        let mut spare: *mut Block<T, P::Stamp> = ptr::null_mut();
+        let mut spins = 0;
+        // ORDERING: Acquire pairs with the Release of the producer that moved
+        // the word off a sentinel, so the block load below sees its block.
+        let mut word = self.tail.index.load(Ordering::Acquire);
+        loop {
+            if word & CLOSED != 0 {
+                if !spare.is_null() {
+                    // SAFETY: `spare` is ours and was never published.
+                    unsafe { self.pool.put(spare) };
+                }
+                return Err(());
+            }
+            let index = word >> 1;
+            let offset = index % LAP;
+            if offset == BLOCK as u64 {
+                Self::pause(&mut spins);
+                // ORDERING: Acquire, as above.
+                word = self.tail.index.load(Ordering::Acquire);
+                continue;
+            }
+            if offset + 1 == BLOCK as u64 && spare.is_null() {
+                spare = self.pool.take();
+            }
+            // ORDERING: Acquire pairs with the Release store of the block by
+            // the producer that installed it.
+            let block = self.tail.block.load(Ordering::Acquire);
+            // ORDERING: SeqCst: the claim is the notifier half of the race
+            // with a consumer that registers and re-reads this word.
+            match self.tail.index.compare_exchange_weak(
+                word,
+                word + 2,
+                Ordering::SeqCst,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => {
+                    if offset + 1 == BLOCK as u64 {
+                        // SAFETY: the claim succeeded, so `block` is the
+                        // current tail block (module docs) and stays alive
+                        // until this slot is read.
+                        unsafe { (*block).next.store(spare, Ordering::Release) };
+                        // ORDERING: Release pairs with the Acquire loads of
+                        // the block in `claim`.
+                        self.tail.block.store(spare, Ordering::Release);
+                        // ORDERING: Release moves the word off the sentinel,
+                        // publishing the block store above.
+                        self.tail.index.fetch_add(2, Ordering::Release);
+                    } else if !spare.is_null() {
+                        // SAFETY: `spare` is ours and was never published.
+                        unsafe { self.pool.put(spare) };
+                    }
+                    return Ok((index, block));
+                }
+                Err(current) => word = current,
+            }
+        }
+    }
+
+    /// Writes `value` into the slot for `index` in `block` and publishes it.
+    ///
+    /// # Safety
+    ///
+    /// The caller claimed `index`, which lives in `block`.
+    unsafe fn write(&self, block: *mut Block<T, P::Stamp>, index: u64, value: T) {
+        // SAFETY: the claimed slot belongs to the caller until published.
+        let slot = unsafe { &(*block).slots[(index % LAP) as usize] };
+        // SAFETY: as above; the slot holds no value.
+        unsafe { slot.write(value) };
+        if P::MANY {
+            // ORDERING: Release pairs with the consumer's Acquire load.
+            slot.stamp.store(readable(index), Ordering::Release);
+        }
+    }
+
+    /// Single producer: claims and writes without atomics on the index, then
+    /// publishes with a `SeqCst` store.
+    ///
+    /// # Safety
+    ///
+    /// Single producer.
+    unsafe fn push_one(&self, value: T) -> Result<(), T> {
+        // ORDERING: Relaxed; the producer reads its own state.
+        let index = self.tail.index.load(Ordering::Relaxed);
+        let block = self.tail.block.load(Ordering::Relaxed);
+        let next = step(index);
+        if next != index + 1 {
+            // Last slot of the block: install the next block before the
+            // value (and the index past it) is published.
+            let fresh = self.pool.take();
+            // SAFETY: the tail block lives until its last slot is read.
+            unsafe { (*block).next.store(fresh, Ordering::Release) };
+            // ORDERING: Relaxed; only this producer reads `tail.block`.
+            self.tail.block.store(fresh, Ordering::Relaxed);
+        }
+        // SAFETY: the single producer owns `index`, in `block`.
+        unsafe { self.write(block, index, value) };
+        // ORDERING: SeqCst: releases the value (and the link) to the
+        // consumer, and is the notifier half of the race with a waiting
+        // consumer and with a receiver-side close.
+        self.tail.index.store(next, Ordering::SeqCst);
+        if self.boundary.is_closed() && self.boundary.settle(next) <= index {
+            // Outside the boundary: take it back (nobody reads past it).
+            // ORDERING: Relaxed, as above.
+            self.tail.index.store(index, Ordering::Relaxed);
+            self.tail.block.store(block, Ordering::Relaxed);
+            // SAFETY: written above, and outside the boundary.
+            return Err(unsafe { (*block).slots[(index % LAP) as usize].read() });
+        }
+        Ok(())
+    }
+
+    /// Single consumer of a single producer: the end of what may be read.
+    ///
+    /// # Safety
+    ///
+    /// Single consumer.
+    unsafe fn readable_end(&self, head: u64) -> u64 {
+        // SAFETY: only the single consumer touches `cache`.
+        let cached = self.head.cache.with(|cache| unsafe { *cache });
+        if head < cached {
+            return cached;
+        }
+        // ORDERING: SeqCst: acquires the producer's writes, and is the
+        // waiting consumer's re-check paired with its SeqCst publish.
+        let mut tail = self.tail.index.load(Ordering::SeqCst);
+        if self.boundary.is_closed() {
+            tail = tail.min(self.boundary.settle(tail));
+        }
+        // SAFETY: as above.
+        self.head.cache.with_mut(|cache| unsafe { *cache = tail });
+        tail
+    }
+
+    /// Single consumer: moves the head past `index` (which it just read),
+    /// recycling the block when leaving it.
+    ///
+    /// # Safety
+    ///
+    /// Single consumer; `index` is the head and lives in `block`.
+    unsafe fn advance_one(&self, block: *mut Block<T, P::Stamp>, index: u64) {
+        let next = step(index);
+        if next != index + 1 {
+            // ORDERING: Acquire pairs with the producer's Release link,
+            // made before it published this last slot.
+            // SAFETY: the head block is alive until we recycle it below.
+            let following = unsafe { (*block).next.load(Ordering::Acquire) };
+            // ORDERING: Relaxed; only this consumer reads `head.block`.
+            self.head.block.store(following, Ordering::Relaxed);
+            // SAFETY: every slot of `block` has been read by this (only)
+            // consumer, and producers never dereference a block they have
+            // moved past.
+            unsafe { self.pool.put(block) };
+        }
+        // ORDERING: Relaxed; the consumer's own index, read by queries.
+        self.head.index.store(next, Ordering::Relaxed);
+    }
+
+    /// Many consumers: claims the next index that a producer has claimed.
+    fn claim_head(&self) -> Result<(u64, *mut Block<T, P::Stamp>), PopError> {
+        let mut spins = 0;
+        // ORDERING: Acquire pairs with the Release of the consumer that moved
+        // the head off a sentinel, so the block load sees its block.
+        let mut index = self.head.index.load(Ordering::Acquire);
+        loop {
+            if index % LAP == BLOCK as u64 {
+                Self::pause(&mut spins);
+                // ORDERING: Acquire, as above.
+                index = self.head.index.load(Ordering::Acquire);
+                continue;
+            }
+            // ORDERING: SeqCst: the waiting consumer's re-check, paired with
+            // the producers' SeqCst claims.
+            let word = self.tail.index.load(Ordering::SeqCst);
+            // A sentinel tail sorts below the next block's first index, so
+            // `<=` also covers a tail that is still moving to that block.
+            if Self::tail_index(word) <= index {
+                let closed = if P::MANY { word & CLOSED != 0 } else { self.boundary.is_closed() };
+                return Err(if closed { PopError::Closed } else { PopError::Empty });
+            }
+            // ORDERING: Acquire, as for the tail block in `claim`.
+            let block = self.head.block.load(Ordering::Acquire);
+            // ORDERING: SeqCst: the claim orders this consumer against the
+            // others; Acquire on failure for the reload.
+            match self.head.index.compare_exchange_weak(
+                index,
+                index + 1,
+                Ordering::SeqCst,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return Ok((index, block)),
+                Err(current) => index = current,
+            }
+        }
+    }
+
+    /// Many consumers: reads the claimed `index` in `block`, moving the head
+    /// on and retiring the block after its last slot.
+    ///
+    /// # Safety
+    ///
+    /// The caller claimed `index`, which lives in `block`.
+    unsafe fn take_claimed(&self, block: *mut Block<T, P::Stamp>, index: u64) -> T {
+        let offset = index % LAP;
+        if offset + 1 == BLOCK as u64 {
+            // We hold the sentinel: the producer of this slot links the next
+            // block right after its claim.
+            let mut spins = 0;
+            let following = loop {
+                // SAFETY: the block lives until its last slot (ours) is read.
+                // ORDERING: Acquire pairs with the producer's Release link.
+                let next = unsafe { (*block).next.load(Ordering::Acquire) };
+                if !next.is_null() {
+                    break next;
+                }
+                Self::pause(&mut spins);
+            };
+            // ORDERING: Release pairs with the Acquire loads in `claim_head`.
+            self.head.block.store(following, Ordering::Release);
+            // ORDERING: Release moves the head off the sentinel.
+            self.head.index.fetch_add(1, Ordering::Release);
+        }
+        // SAFETY: `block` is alive: its slot `offset` is ours and unread.
+        let slot = unsafe { &(*block).slots[offset as usize] };
+        let mut spins = 0;
+        // ORDERING: Acquire pairs with the producer's Release publish.
+        while slot.stamp.load(Ordering::Acquire) != readable(index) {
+            Self::pause(&mut spins);
+        }
+        // SAFETY: published, and this consumer owns the claimed index.
+        let value = unsafe { slot.read() };
+        // ORDERING: Release pairs with the retiring consumer's Acquire check.
+        slot.stamp.store(consumed(index), Ordering::Release);
+        if offset + 1 == BLOCK as u64 {
+            let first = index - offset;
+            // SAFETY: the block lives until we put it in the pool below.
+            let slots = unsafe { &(*block).slots };
+            for (k, other) in (0..).zip(slots) {
+                let mut spins = 0;
+                // ORDERING: Acquire pairs with each reader's Release mark, so
+                // their reads happen before the block is reused.
+                while other.stamp.load(Ordering::Acquire) != consumed(first + k) {
+                    Self::pause(&mut spins);
+                }
+            }
+            // SAFETY: every slot has been read; producers and consumers never
+            // dereference a block the ends have moved past.
+            unsafe { self.pool.put(block) };
+        }
+        value
+    }
+}
+
+// SAFETY: see the module docs; every claimed index is written once and read
+// once, indices grow per producer, claims before CLOSED (or the boundary) are
+// drained, and the condition changes waiters wait for are SeqCst.
+unsafe impl<T, P: Arity, C: Arity> Storage for List<T, P, C> {
+    type Item = T;
+    type Senders = P;
+    type Receivers = C;
+    const CAPACITY: Option<usize> = None;
+
+    fn new() -> Self {
+        let first = Box::into_raw(Block::new());
+        let end = |block| End {
+            index: AtomicU64::new(0),
+            block: AtomicPtr::new(block),
+            cache: UnsafeCell::new(0),
+        };
+        Self {
+            tail: CachePadded::new(end(first)),
+            head: CachePadded::new(end(first)),
+            boundary: CachePadded::new(Boundary::new()),
+            pool: Pool::new(),
+            _arity: PhantomData,
+        }
+    }
+
+    #[inline]
+    unsafe fn try_push(&self, value: T) -> Result<(), PushError<T>> {
+        if !P::MANY {
+            if self.boundary.is_closed() {
+                return Err(PushError::Closed(value));
+            }
+            // SAFETY: single producer (caller's contract).
+            return unsafe { self.push_one(value) }.map_err(PushError::Closed);
+        }
+        match self.claim() {
+            Ok((index, block)) => {
+                // SAFETY: `index` was claimed in `block`.
+                unsafe { self.write(block, index, value) };
+                Ok(())
+            }
+            Err(()) => Err(PushError::Closed(value)),
+        }
+    }
+
+    #[inline]
+    unsafe fn try_pop(&self) -> Result<T, PopError> {
+        if C::MANY {
+            let (index, block) = self.claim_head()?;
+            // SAFETY: claimed above.
+            return Ok(unsafe { self.take_claimed(block, index) });
+        }
+        // ORDERING: Relaxed; the single consumer reads its own state.
+        let index = self.head.index.load(Ordering::Relaxed);
+        let block = self.head.block.load(Ordering::Relaxed);
+        // SAFETY: the head block is alive while the consumer is on it.
+        let slot = unsafe { &(*block).slots[(index % LAP) as usize] };
+        if P::MANY {
+            // ORDERING: Acquire pairs with the producer's Release publish.
+            if slot.stamp.load(Ordering::Acquire) != readable(index) {
+                // ORDERING: SeqCst: the waiting consumer's re-check, paired
+                // with the producers' SeqCst claims.
+                let word = self.tail.index.load(Ordering::SeqCst);
+                return Err(if word >> 1 > index {
+                    PopError::Busy
+                } else if word & CLOSED != 0 {
+                    PopError::Closed
+                } else {
+                    PopError::Empty
+                });
+            }
+        } else {
+            // SAFETY: single consumer (caller's contract).
+            if index == unsafe { self.readable_end(index) } {
+                let closed = self.boundary.frozen().is_some_and(|end| index >= end);
+                return Err(if closed { PopError::Closed } else { PopError::Empty });
+            }
+        }
+        // SAFETY: published (checked above) and owned by the single consumer.
+        let value = unsafe { slot.read() };
+        // SAFETY: single consumer; `index` is the head, in `block`.
+        unsafe { self.advance_one(block, index) };
+        Ok(value)
+    }
+
+    unsafe fn peek(&self) -> Option<&T> {
+        // ORDERING: Relaxed; the single consumer reads its own state.
+        let index = self.head.index.load(Ordering::Relaxed);
+        let block = self.head.block.load(Ordering::Relaxed);
+        // SAFETY: the head block is alive while the consumer is on it.
+        let slot = unsafe { &(*block).slots[(index % LAP) as usize] };
+        let ready = if P::MANY {
+            // ORDERING: Acquire pairs with the producer's publish.
+            slot.stamp.load(Ordering::Acquire) == readable(index)
+        } else {
+            // SAFETY: single consumer.
+            index < unsafe { self.readable_end(index) }
+        };
+        // SAFETY: published, and kept in place while the reference lives
+        // (caller's contract).
+        ready.then(|| unsafe { slot.get() })
+    }
+
+    unsafe fn close(&self, _from_producer: bool) -> bool {
+        if !P::MANY {
+            let closed = self.boundary.close();
+            // ORDERING: SeqCst: the closer's re-check (see `Boundary`).
+            let tail = self.tail.index.load(Ordering::SeqCst);
+            self.boundary.settle(tail);
+            return closed;
+        }
+        // ORDERING: SeqCst: freezes the boundary in the claim word.
+        self.tail.index.fetch_or(CLOSED, Ordering::SeqCst) & CLOSED == 0
+    }
+
+    fn is_closed(&self) -> bool {
+        if !P::MANY {
+            return self.boundary.is_closed();
+        }
+        // ORDERING: SeqCst; a query.
+        self.tail.index.load(Ordering::SeqCst) & CLOSED != 0
+    }
+
+    fn len(&self) -> usize {
+        // ORDERING: SeqCst; a query.
+        let head = position(self.head.index.load(Ordering::SeqCst));
+        // ORDERING: SeqCst; a query.
+        let mut tail = Self::tail_index(self.tail.index.load(Ordering::SeqCst));
+        if !P::MANY {
+            if let Some(end) = self.boundary.frozen() {
+                tail = tail.min(end);
+            }
+        }
+        position(tail).saturating_sub(head) as usize
+    }
+
+    fn is_full(&self) -> bool {
+        false
+    }
+
+    fn grant(&self, n: usize) -> usize {
+        n
+    }
+
+    unsafe fn push_reserved(&self, value: T) -> Result<(), T> {
+        // SAFETY: the caller's contract is that of `try_push`.
+        unsafe { self.try_push(value) }.map_err(|err| match err {
+            PushError::Full(value) | PushError::Closed(value) => value,
+        })
+    }
+
+    fn release(&self, _n: usize) {}
+
+    fn set_waiting(&self, _waiting: bool) {}
+
+    unsafe fn drain(&self) {
+        loop {
+            // SAFETY: the caller is the last consumer: single, whatever `C`.
+            match unsafe { self.try_pop() } {
+                Ok(value) => drop(value),
+                Err(PopError::Busy) => spin_hint(),
+                Err(PopError::Empty | PopError::Closed) => return,
+            }
+        }
+    }
+}
+
+impl<T, P: Arity, C: Arity> Drop for List<T, P, C> {
+    fn drop(&mut self) {
+        // Every endpoint is gone, so nothing is in flight.
+        // ORDERING (all): Relaxed; `&mut self`.
+        let mut index = self.head.index.load(Ordering::Relaxed);
+        let mut block = self.head.block.load(Ordering::Relaxed);
+        let mut tail = Self::tail_index(self.tail.index.load(Ordering::Relaxed));
+        if !P::MANY {
+            if let Some(end) = self.boundary.frozen() {
+                tail = tail.min(end);
+            }
+        }
+        while index < tail {
+            let offset = index % LAP;
+            if offset == BLOCK as u64 {
+                index += 1;
+                continue;
+            }
+            // SAFETY: `block` is the live block holding `index`.
+            let slot = unsafe { &(*block).slots[offset as usize] };
+            if !P::MANY || slot.stamp.load(Ordering::Relaxed) == readable(index) {
+                // SAFETY: below the tail and published: holds a value.
+                drop(unsafe { slot.read() });
+            }
+            if offset + 1 == BLOCK as u64 {
+                // SAFETY: as above.
+                let next = unsafe { (*block).next.load(Ordering::Relaxed) };
+                // SAFETY: we own every block now, and came from a `Box`.
+                drop(unsafe { Box::from_raw(block) });
+                block = next;
+            }
+            index += 1;
+        }
+        // The block the head stopped in, and any block linked after it.
+        while !block.is_null() {
+            // SAFETY: as above.
+            let next = unsafe { (*block).next.load(Ordering::Relaxed) };
+            // SAFETY: as above.
+            drop(unsafe { Box::from_raw(block) });
+            block = next;
+        }
+    }
+}
+
+impl<T, P: Arity, C: Arity> std::fmt::Debug for List<T, P, C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("List").finish_non_exhaustive()
+    }
+}

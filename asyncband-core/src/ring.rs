@@ -1,0 +1,816 @@
+//! Bounded storage: a preallocated ring of `CAP` slots.
+//!
+//! `CAP` is a power of two, so a position maps to its slot with a mask.
+//! Positions are 64-bit and never wrap in practice. The ring is specialised by
+//! producer arity `P` and consumer arity `C`; the branches on `P::MANY` and
+//! `C::MANY` fold away at compile time.
+//!
+//! # One producer (`spsc`)
+//!
+//! The producer owns its tail. It checks capacity against a cached copy of
+//! the consumer's head and reloads that copy only when the cache says full;
+//! it writes the slot and publishes the new tail with a single `SeqCst`
+//! store. The consumer does the mirror image with a cached tail and a `SeqCst`
+//! store of its head. No read-modify-write per message on either side. The
+//! `SeqCst` stores are the notifier halves of the store-buffer race (see
+//! [`crate::wait`]): a waiting consumer re-checks the tail, a waiting
+//! producer re-checks the head. Closing goes through a
+//! [`Boundary`](crate::boundary).
+//!
+//! # Many producers (`mpsc`, `mpmc`)
+//!
+//! Producers share one *claim word*, updated only by compare-exchange:
+//!
+//! ```text
+//!  63            POS_SHIFT   POS_SHIFT-1    2      1         0
+//! +----------------+----------------------+-------+--------+
+//! | position (mod) | reserved units (R)   |WAITING| CLOSED |
+//! +----------------+----------------------+-------+--------+
+//! ```
+//!
+//! - `position` is the next position to claim, modulo `2^(62 - R_BITS)`
+//!   (at least 41 bits). The full 64-bit position is recovered from the
+//!   slot's stamp, which always holds it; the truncation matters only to an
+//!   ABA on this word, which needs a thread stalled between its load and its
+//!   compare-exchange while 2^41 other claims happen (hours at the highest
+//!   rates) and then resuming on exactly the same claim.
+//! - `R` counts capacity held as permits or granted to woken senders.
+//! - `WAITING` says senders are queued: newcomers then report `Full`, so
+//!   capacity freed while senders wait goes to them in order.
+//! - `CLOSED` freezes the boundary: a claim that succeeds before it is set is
+//!   received; every claim after it fails and hands its value back.
+//!
+//! Keeping all of this in the word every producer already compare-exchanges
+//! makes reserving, granting and closing linearise against sends with no
+//! extra cost on the send path.
+//!
+//! A send claims position `p` when the slot of position `p + R` is writable
+//! for that position (so queued values plus held units stay within `CAP`),
+//! then writes its slot and stores the stamp `readable(p)`. That is one
+//! read-modify-write per message. The claim is `SeqCst`: it is the notifier
+//! half of the race with a consumer that registers to wait and then re-reads
+//! the claim word. A consumer that finds a position claimed but not yet
+//! written reports [`PopError::Busy`] and retries instead of sleeping.
+//!
+//! The consumer side checks the slot's stamp for `readable(h)`: a single
+//! consumer then takes the value with no read-modify-write, many consumers
+//! claim `h` with one compare-exchange first. After reading, the consumer
+//! stores `writable(h + CAP)`. A single consumer makes that store `SeqCst`
+//! (the notifier half for waiting senders); many consumers already paired
+//! their claim with the waiters, so theirs is a release store.
+
+use std::marker::PhantomData;
+
+use crossbeam_utils::CachePadded;
+
+use crate::arity::Arity;
+use crate::boundary::Boundary;
+use crate::slot::{Slot, Stamp, readable, writable};
+use crate::storage::{Capacity, PopError, PushError, Storage};
+use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Ordering, UnsafeCell, spin_hint};
+
+/// The largest capacity a bounded channel may have: 2^20 slots.
+pub const MAX_CAPACITY: usize = 1 << 20;
+
+/// Bounded storage of `CAP` slots for producer arity `P` and consumer arity
+/// `C`.
+///
+/// # Examples
+///
+/// ```
+/// use asyncband_core::arity::One;
+/// use asyncband_core::ring::Ring;
+/// use asyncband_core::storage::{PopError, PushError, Storage};
+///
+/// let ring = Ring::<u32, 2, One, One>::new();
+/// // SAFETY: this thread is the only producer and the only consumer.
+/// unsafe {
+///     ring.try_push(1).unwrap();
+///     ring.try_push(2).unwrap();
+///     assert_eq!(ring.try_push(3), Err(PushError::Full(3)));
+///     assert_eq!(ring.try_pop(), Ok(1));
+///     assert_eq!(ring.try_pop(), Ok(2));
+///     assert_eq!(ring.try_pop(), Err(PopError::Empty));
+/// }
+/// ```
+pub struct Ring<T, const CAP: usize, P: Arity, C: Arity> {
+    /// Written by producers.
+    tail: CachePadded<TailSide>,
+    /// Written by consumers.
+    head: CachePadded<HeadSide>,
+    /// Close protocol of a single producer; read-mostly.
+    boundary: CachePadded<Boundary>,
+    slots: Box<[Slot<T, P::Stamp>]>,
+    _arity: PhantomData<(P, C)>,
+}
+
+struct TailSide {
+    /// Many producers: the claim word (layout in the module docs).
+    /// One producer: the published tail position.
+    word: AtomicU64,
+    /// One producer: units held as permits.
+    reserved: AtomicUsize,
+    /// One producer: serialises pushes through units, which may be made from
+    /// several threads (permits are `Send`).
+    latch: AtomicBool,
+    /// One producer: the consumer's head as last read.
+    ///
+    /// # Safety
+    ///
+    /// Touched only by the single producer.
+    head_cache: UnsafeCell<u64>,
+}
+
+struct HeadSide {
+    /// Many consumers: the claim word (the next position to take).
+    /// One consumer: its position, published for the producer and `len`.
+    word: AtomicU64,
+    /// One consumer of one producer: the producer's tail as last read.
+    ///
+    /// # Safety
+    ///
+    /// Touched only by the single consumer.
+    tail_cache: UnsafeCell<u64>,
+}
+
+/// Where a slot stands relative to the position a producer wants it for.
+enum Lap {
+    /// Writable for exactly that position; carries the full position.
+    Free(u64),
+    /// Still holds (or is being read for) an older position: full.
+    Behind,
+    /// Already used for that position or later: the caller's view is stale.
+    Ahead,
+}
+
+// SAFETY: values move between threads through the ring, so `T: Send` is
+// required and sufficient; every shared cell is guarded by the protocol in
+// the module docs.
+unsafe impl<T: Send, const CAP: usize, P: Arity, C: Arity> Send for Ring<T, CAP, P, C> {}
+// SAFETY: as for `Send`; `&Ring` only ever moves values, never shares them.
+unsafe impl<T: Send, const CAP: usize, P: Arity, C: Arity> Sync for Ring<T, CAP, P, C> {}
+
+impl<T, const CAP: usize, P: Arity, C: Arity> Ring<T, CAP, P, C> {
+    const MASK: u64 = {
+        assert!(
+            CAP.is_power_of_two() && CAP <= MAX_CAPACITY,
+            "ring capacity must be a power of two no larger than 2^20"
+        );
+        CAP as u64 - 1
+    };
+    const CAP64: u64 = CAP as u64;
+
+    const CLOSED: u64 = 1;
+    const WAITING: u64 = 2;
+    const R_SHIFT: u32 = 2;
+    const R_BITS: u32 = CAP.trailing_zeros() + 1;
+    const R_FIELD: u64 = ((1 << Self::R_BITS) - 1) << Self::R_SHIFT;
+    const ONE_R: u64 = 1 << Self::R_SHIFT;
+    const POS_SHIFT: u32 = Self::R_SHIFT + Self::R_BITS;
+    const ONE_POS: u64 = 1 << Self::POS_SHIFT;
+    /// Masks a full position down to the width of the claim word's field.
+    const POS_MASK: u64 = u64::MAX >> Self::POS_SHIFT;
+
+    #[inline]
+    fn pos(word: u64) -> u64 {
+        word >> Self::POS_SHIFT
+    }
+
+    #[inline]
+    fn units(word: u64) -> u64 {
+        (word & Self::R_FIELD) >> Self::R_SHIFT
+    }
+
+    #[inline]
+    fn slot(&self, pos: u64) -> &Slot<T, P::Stamp> {
+        // SAFETY (of the unchecked-looking index): `pos & MASK < CAP` and the
+        // slice has exactly `CAP` elements.
+        &self.slots[(pos & Self::MASK) as usize]
+    }
+
+    /// Compares slot `pos & MASK` against truncated position `want`.
+    #[inline]
+    fn lap(&self, want: u64, order: Ordering) -> Lap {
+        let stamp = self.slot(want).stamp.load(order);
+        let have = (stamp >> 1) & Self::POS_MASK;
+        let ahead = have.wrapping_sub(want) & Self::POS_MASK;
+        if ahead == 0 {
+            if stamp & 1 == 0 { Lap::Free(stamp >> 1) } else { Lap::Ahead }
+        } else if ahead < Self::POS_MASK / 2 {
+            Lap::Ahead
+        } else {
+            Lap::Behind
+        }
+    }
+
+    /// Many producers: whether `extra` more units fit after claim word
+    /// `word`, i.e. the slot of position `pos + R + extra - 1` is writable
+    /// for it. `None` means the caller's word is stale.
+    fn fits(&self, word: u64, extra: u64) -> Option<bool> {
+        let last = Self::pos(word).wrapping_add(Self::units(word)).wrapping_add(extra - 1)
+            & Self::POS_MASK;
+        // ORDERING: SeqCst: acquires the consumer's store of the writable
+        // stamp (its read of the old value happens before our write), and is
+        // the waiting sender's re-check, paired with a single consumer's
+        // SeqCst store of that stamp.
+        match self.lap(last, Ordering::SeqCst) {
+            Lap::Free(_) => Some(true),
+            Lap::Ahead => None,
+            Lap::Behind if C::MANY => {
+                // A consumer may have claimed the old value and still be
+                // reading it; capacity counts claims, so ask the head.
+                // ORDERING: SeqCst: the waiting sender's re-check pairs with
+                // the consumers' SeqCst claims.
+                let head = self.head.word.load(Ordering::SeqCst) & Self::POS_MASK;
+                let used = last.wrapping_sub(head) & Self::POS_MASK;
+                Some(used < Self::CAP64)
+            }
+            Lap::Behind => Some(false),
+        }
+    }
+
+    /// Many producers: waits until the slot of the claimed (truncated)
+    /// position `pos` is writable for it, and returns the full position. The
+    /// wait only spins when a consumer is still reading the previous lap.
+    fn wait_writable(&self, pos: u64) -> u64 {
+        loop {
+            // ORDERING: Acquire pairs with the releasing consumer's store.
+            if let Lap::Free(full) = self.lap(pos, Ordering::Acquire) {
+                return full;
+            }
+            spin_hint();
+        }
+    }
+
+    /// Many producers: writes `value` at the claimed position and publishes it.
+    fn publish(&self, pos: u64, value: T) {
+        let full = self.wait_writable(pos);
+        let slot = self.slot(full);
+        // SAFETY: the claim gave this producer the position and the slot is
+        // writable for it, so nobody else touches it until it is readable.
+        unsafe { slot.write(value) };
+        // ORDERING: Release pairs with the consumer's Acquire load of the
+        // stamp, making the value visible before the stamp says so.
+        slot.stamp.store(readable(full), Ordering::Release);
+    }
+
+    /// Many producers: compare-exchange on the claim word; on failure
+    /// returns the current word.
+    #[inline]
+    fn cas_tail(&self, current: u64, new: u64) -> Result<u64, u64> {
+        // ORDERING: SeqCst: the claim is the notifier half of the race with a
+        // consumer that registers and then re-reads this word; failure only
+        // needs a fresh value.
+        self.tail.word.compare_exchange_weak(current, new, Ordering::SeqCst, Ordering::Relaxed)
+    }
+
+    /// One producer: the consumer's position, refreshed from the published
+    /// head when the cached copy leaves less than `need` free slots.
+    ///
+    /// # Safety
+    ///
+    /// Single producer.
+    unsafe fn room(&self, tail: u64, need: u64) -> bool {
+        // SAFETY: only the single producer touches `head_cache`.
+        let cached = self.tail.head_cache.with(|cache| unsafe { *cache });
+        if tail + need - cached <= Self::CAP64 {
+            return true;
+        }
+        // ORDERING: SeqCst: the waiting producer's re-check pairs with the
+        // consumer's SeqCst store of its head; it also acquires the
+        // consumer's reads of the freed slots.
+        let head = self.head.word.load(Ordering::SeqCst);
+        // SAFETY: as above.
+        self.tail.head_cache.with_mut(|cache| unsafe { *cache = head });
+        tail + need - head <= Self::CAP64
+    }
+
+    /// One producer: writes `value` at `tail`, publishes, and settles a close
+    /// that raced with it.
+    ///
+    /// # Safety
+    ///
+    /// Single producer (or holder of the latch); the slot at `tail` is free.
+    unsafe fn publish_one(&self, tail: u64, value: T) -> Result<(), T> {
+        let slot = self.slot(tail);
+        // SAFETY: the slot is free (checked by the caller) and only this
+        // producer writes slots.
+        unsafe { slot.write(value) };
+        // ORDERING: SeqCst: releases the value to the consumer's load of the
+        // tail, and is the notifier half of the race with a waiting consumer
+        // and with a receiver-side close (`Boundary`).
+        self.tail.word.store(tail + 1, Ordering::SeqCst);
+        if self.boundary.is_closed() && self.boundary.settle(tail + 1) <= tail {
+            // The boundary excludes this value: nobody will read it.
+            // ORDERING: Relaxed; only this producer reads its own tail, and
+            // the consumer never reads past the boundary.
+            self.tail.word.store(tail, Ordering::Relaxed);
+            // SAFETY: the value was written above and is outside the
+            // boundary, so it is still ours.
+            return Err(unsafe { slot.read() });
+        }
+        Ok(())
+    }
+
+    /// One consumer of one producer: the end of what may be read now.
+    ///
+    /// # Safety
+    ///
+    /// Single consumer.
+    unsafe fn readable_end(&self, head: u64) -> u64 {
+        // SAFETY: only the single consumer touches `tail_cache`.
+        let cached = self.head.tail_cache.with(|cache| unsafe { *cache });
+        if head < cached {
+            return cached;
+        }
+        // ORDERING: SeqCst: acquires the producer's slot writes, and is the
+        // waiting consumer's re-check that pairs with the producer's SeqCst
+        // store of its tail.
+        let mut tail = self.tail.word.load(Ordering::SeqCst);
+        if self.boundary.is_closed() {
+            tail = tail.min(self.boundary.settle(tail));
+        }
+        // SAFETY: as above.
+        self.head.tail_cache.with_mut(|cache| unsafe { *cache = tail });
+        tail
+    }
+
+    /// The consumers' position.
+    fn head_pos(&self) -> u64 {
+        // ORDERING: SeqCst; a query, and the sender's re-check in `is_full`.
+        self.head.word.load(Ordering::SeqCst)
+    }
+
+    /// Many producers: acquires one unit on behalf of a waiter or `n` for a
+    /// reservation. `honour_queue` makes queued senders block the attempt.
+    fn acquire_units(&self, n: u64, honour_queue: bool) -> Result<(), PushError<()>> {
+        // ORDERING: Relaxed; the compare-exchange validates it.
+        let mut word = self.tail.word.load(Ordering::Relaxed);
+        loop {
+            if word & Self::CLOSED != 0 {
+                return Err(PushError::Closed(()));
+            }
+            if honour_queue && word & Self::WAITING != 0 {
+                return Err(PushError::Full(()));
+            }
+            match self.fits(word, n) {
+                None => {
+                    // ORDERING: Relaxed; stale view, reload.
+                    word = self.tail.word.load(Ordering::Relaxed);
+                    continue;
+                }
+                Some(false) => return Err(PushError::Full(())),
+                Some(true) => {}
+            }
+            match self.cas_tail(word, word + n * Self::ONE_R) {
+                Ok(_) => return Ok(()),
+                Err(current) => word = current,
+            }
+        }
+    }
+}
+
+// SAFETY: see the module docs for the protocol; every value is delivered at
+// most once (one claim per position) and at least once (claims before CLOSED
+// are drained), each producer's values take increasing positions, and the
+// condition changes waiters wait for are SeqCst operations.
+unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage
+    for Ring<T, CAP, P, C>
+{
+    type Item = T;
+    type Senders = P;
+    type Receivers = C;
+    const CAPACITY: Option<usize> = Some(CAP);
+
+    fn new() -> Self {
+        let _ = Self::MASK;
+        let slots = (0..Self::CAP64).map(|pos| Slot::new(writable(pos))).collect();
+        Self {
+            tail: CachePadded::new(TailSide {
+                word: AtomicU64::new(0),
+                reserved: AtomicUsize::new(0),
+                latch: AtomicBool::new(false),
+                head_cache: UnsafeCell::new(0),
+            }),
+            head: CachePadded::new(HeadSide {
+                word: AtomicU64::new(0),
+                tail_cache: UnsafeCell::new(0),
+            }),
+            boundary: CachePadded::new(Boundary::new()),
+            slots,
+            _arity: PhantomData,
+        }
+    }
+
+    #[inline]
+    unsafe fn try_push(&self, value: T) -> Result<(), PushError<T>> {
+        if !P::MANY {
+            if self.boundary.is_closed() {
+                return Err(PushError::Closed(value));
+            }
+            // ORDERING: Relaxed; the producer reads its own tail. No permit
+            // can be held here: permits borrow the single sender.
+            let tail = self.tail.word.load(Ordering::Relaxed);
+            // SAFETY: single producer (caller's contract).
+            if !unsafe { self.room(tail, 1) } {
+                return Err(PushError::Full(value));
+            }
+            // SAFETY: single producer, and `room` found the slot free.
+            return unsafe { self.publish_one(tail, value) }.map_err(PushError::Closed);
+        }
+        // ORDERING: Relaxed; the compare-exchange validates it.
+        let mut word = self.tail.word.load(Ordering::Relaxed);
+        loop {
+            if word & Self::CLOSED != 0 {
+                return Err(PushError::Closed(value));
+            }
+            if word & Self::WAITING != 0 {
+                return Err(PushError::Full(value));
+            }
+            match self.fits(word, 1) {
+                None => {
+                    // ORDERING: Relaxed; stale view, reload.
+                    word = self.tail.word.load(Ordering::Relaxed);
+                    continue;
+                }
+                Some(false) => return Err(PushError::Full(value)),
+                Some(true) => {}
+            }
+            match self.cas_tail(word, word + Self::ONE_POS) {
+                Ok(_) => {
+                    self.publish(Self::pos(word), value);
+                    return Ok(());
+                }
+                Err(current) => word = current,
+            }
+        }
+    }
+
+    #[inline]
+    unsafe fn try_pop(&self) -> Result<T, PopError> {
+        if !P::MANY {
+            // ORDERING: Relaxed; the consumer reads its own head.
+            let head = self.head.word.load(Ordering::Relaxed);
+            // SAFETY: single consumer (caller's contract).
+            if head == unsafe { self.readable_end(head) } {
+                let closed = self.boundary.frozen().is_some_and(|end| head >= end);
+                return Err(if closed { PopError::Closed } else { PopError::Empty });
+            }
+            // SAFETY: `head` is below the published tail (and the boundary),
+            // so the slot holds a value only this consumer reads.
+            let value = unsafe { self.slot(head).read() };
+            // ORDERING: SeqCst: frees the slot for the producer (releasing our
+            // read of it) and is the notifier half for a waiting producer.
+            self.head.word.store(head + 1, Ordering::SeqCst);
+            return Ok(value);
+        }
+        // ORDERING: Relaxed; a single consumer reads its own head, many
+        // consumers re-validate with the compare-exchange below.
+        let mut head = self.head.word.load(Ordering::Relaxed);
+        loop {
+            let slot = self.slot(head);
+            // ORDERING: Acquire pairs with the producer's Release store of
+            // the stamp: the value is visible once the stamp says readable.
+            let stamp = slot.stamp.load(Ordering::Acquire);
+            if stamp == readable(head) {
+                if C::MANY {
+                    // ORDERING: SeqCst: the claim is the notifier half for
+                    // senders waiting on capacity.
+                    if let Err(current) = self.head.word.compare_exchange_weak(
+                        head,
+                        head + 1,
+                        Ordering::SeqCst,
+                        Ordering::Relaxed,
+                    ) {
+                        head = current;
+                        continue;
+                    }
+                }
+                // SAFETY: the stamp says the value is written, and this
+                // consumer owns position `head` (the only consumer, or the
+                // winner of the claim).
+                let value = unsafe { slot.read() };
+                if C::MANY {
+                    // ORDERING: Release pairs with the producer's Acquire load
+                    // of the stamp: our read happens before its write.
+                    slot.stamp.store(writable(head + Self::CAP64), Ordering::Release);
+                } else {
+                    // ORDERING: SeqCst: frees the slot (releasing our read)
+                    // and is the notifier half for waiting senders.
+                    slot.stamp.store(writable(head + Self::CAP64), Ordering::SeqCst);
+                    // ORDERING: Relaxed; published only for `len` and queries.
+                    self.head.word.store(head + 1, Ordering::Relaxed);
+                }
+                return Ok(value);
+            }
+            if C::MANY && stamp >= writable(head + Self::CAP64) {
+                // Another consumer took `head` already.
+                // ORDERING: Relaxed; re-validated by the claim.
+                head = self.head.word.load(Ordering::Relaxed);
+                continue;
+            }
+            // ORDERING: SeqCst: the waiting consumer's re-check, paired with
+            // the producers' SeqCst claims.
+            let word = self.tail.word.load(Ordering::SeqCst);
+            if C::MANY {
+                // ORDERING: Relaxed; a consistency check of our own view.
+                let current = self.head.word.load(Ordering::Relaxed);
+                if current != head {
+                    head = current;
+                    continue;
+                }
+            }
+            if Self::pos(word) != head & Self::POS_MASK {
+                return Err(PopError::Busy);
+            }
+            return Err(if word & Self::CLOSED != 0 { PopError::Closed } else { PopError::Empty });
+        }
+    }
+
+    unsafe fn peek(&self) -> Option<&T> {
+        // ORDERING: Relaxed; the single consumer reads its own head.
+        let head = self.head.word.load(Ordering::Relaxed);
+        if !P::MANY {
+            // SAFETY: single consumer (caller's contract).
+            if head == unsafe { self.readable_end(head) } {
+                return None;
+            }
+        } else {
+            // ORDERING: Acquire pairs with the producer's publish.
+            if self.slot(head).stamp.load(Ordering::Acquire) != readable(head) {
+                return None;
+            }
+        }
+        // SAFETY: the slot holds the value for `head`, and only this consumer
+        // could move it, which the caller promises not to do while the
+        // reference lives.
+        Some(unsafe { self.slot(head).get() })
+    }
+
+    unsafe fn close(&self, from_producer: bool) -> bool {
+        if !P::MANY {
+            let closed = self.boundary.close();
+            // ORDERING: SeqCst: the closer's re-check of the tail, paired
+            // with the producer's SeqCst publish (see `Boundary`).
+            let tail = self.tail.word.load(Ordering::SeqCst);
+            let _ = from_producer;
+            self.boundary.settle(tail);
+            return closed;
+        }
+        // ORDERING: SeqCst: freezes the boundary in the claim word; every
+        // claim is ordered before or after it.
+        self.tail.word.fetch_or(Self::CLOSED, Ordering::SeqCst) & Self::CLOSED == 0
+    }
+
+    fn is_closed(&self) -> bool {
+        if !P::MANY {
+            return self.boundary.is_closed();
+        }
+        // ORDERING: SeqCst; a query.
+        self.tail.word.load(Ordering::SeqCst) & Self::CLOSED != 0
+    }
+
+    fn len(&self) -> usize {
+        let head = self.head_pos();
+        if !P::MANY {
+            // ORDERING: SeqCst; a query.
+            let mut tail = self.tail.word.load(Ordering::SeqCst);
+            if let Some(end) = self.boundary.frozen() {
+                tail = tail.min(end);
+            }
+            return tail.saturating_sub(head) as usize;
+        }
+        // ORDERING: SeqCst; a query.
+        let word = self.tail.word.load(Ordering::SeqCst);
+        let used = Self::pos(word).wrapping_sub(head) & Self::POS_MASK;
+        // A consumer racing ahead of our snapshot would make this wrap.
+        if used > Self::CAP64 { 0 } else { used as usize }
+    }
+
+    fn grant(&self, n: usize) -> usize {
+        if !P::MANY {
+            // One producer waits in a cell and retries; nothing to grant.
+            return 0;
+        }
+        let mut granted = 0;
+        while granted < n && self.acquire_units(1, false).is_ok() {
+            granted += 1;
+        }
+        granted
+    }
+
+    unsafe fn push_reserved(&self, value: T) -> Result<(), T> {
+        if !P::MANY {
+            // Permits are `Send`: pushes through them may come from several
+            // threads at once, so they take turns.
+            // ORDERING: Acquire pairs with the Release below: the previous
+            // holder's writes to the tail are visible.
+            while self
+                .tail
+                .latch
+                .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+                .is_err()
+            {
+                spin_hint();
+            }
+            let result = if self.boundary.is_closed() {
+                Err(value)
+            } else {
+                // ORDERING: Relaxed; ordered by the latch.
+                let tail = self.tail.word.load(Ordering::Relaxed);
+                // SAFETY: we hold the latch, so we act as the single
+                // producer; the held unit guarantees the slot is free.
+                unsafe { self.publish_one(tail, value) }
+            };
+            // ORDERING: Release hands the tail to the next latch holder.
+            self.tail.latch.store(false, Ordering::Release);
+            self.release(1);
+            return result;
+        }
+        // ORDERING: Relaxed; the compare-exchange validates it.
+        let mut word = self.tail.word.load(Ordering::Relaxed);
+        loop {
+            if word & Self::CLOSED != 0 {
+                self.release(1);
+                return Err(value);
+            }
+            match self.cas_tail(word, word + Self::ONE_POS - Self::ONE_R) {
+                Ok(_) => {
+                    self.publish(Self::pos(word), value);
+                    return Ok(());
+                }
+                Err(current) => word = current,
+            }
+        }
+    }
+
+    fn release(&self, n: usize) {
+        if n == 0 {
+            return;
+        }
+        if !P::MANY {
+            // ORDERING: SeqCst: freeing capacity is a condition change.
+            self.tail.reserved.fetch_sub(n, Ordering::SeqCst);
+            return;
+        }
+        // ORDERING: SeqCst: freeing capacity is a condition change waiting
+        // senders pair with; `R >= n`, so the subtraction cannot borrow.
+        self.tail.word.fetch_sub(n as u64 * Self::ONE_R, Ordering::SeqCst);
+    }
+
+    fn set_waiting(&self, waiting: bool) {
+        if !P::MANY {
+            return;
+        }
+        // ORDERING: SeqCst: newcomers' claims are ordered against it.
+        if waiting {
+            self.tail.word.fetch_or(Self::WAITING, Ordering::SeqCst);
+        } else {
+            self.tail.word.fetch_and(!Self::WAITING, Ordering::SeqCst);
+        }
+    }
+
+    fn is_full(&self) -> bool {
+        if !P::MANY {
+            return self.len() + self.reserved() >= CAP;
+        }
+        // ORDERING: SeqCst; a query.
+        let word = self.tail.word.load(Ordering::SeqCst);
+        if word & Self::WAITING != 0 {
+            return true;
+        }
+        let used = Self::pos(word).wrapping_sub(self.head_pos()) & Self::POS_MASK;
+        used.min(Self::CAP64) + Self::units(word) >= Self::CAP64
+    }
+
+    unsafe fn drain(&self) {
+        if !P::MANY {
+            // ORDERING: Relaxed; the last consumer reads its own head.
+            let mut head = self.head.word.load(Ordering::Relaxed);
+            // ORDERING: SeqCst, as in `close`.
+            let tail = self.tail.word.load(Ordering::SeqCst);
+            let end = self.boundary.settle(tail).min(tail);
+            while head < end {
+                // SAFETY: positions below the boundary and the published
+                // tail hold values nobody else will read.
+                drop(unsafe { self.slot(head).read() });
+                head += 1;
+                // ORDERING: SeqCst, as in `try_pop`.
+                self.head.word.store(head, Ordering::SeqCst);
+            }
+            return;
+        }
+        // ORDERING: SeqCst: the claim word is closed; its position is the
+        // frozen end.
+        let end = Self::pos(self.tail.word.load(Ordering::SeqCst));
+        // ORDERING: Relaxed; no consumer runs any more.
+        let mut head = self.head.word.load(Ordering::Relaxed);
+        while head & Self::POS_MASK != end {
+            let slot = self.slot(head);
+            // A producer that claimed before the close may still be writing.
+            // ORDERING: Acquire pairs with its publish.
+            while slot.stamp.load(Ordering::Acquire) != readable(head) {
+                spin_hint();
+            }
+            // SAFETY: published, and no other consumer exists.
+            drop(unsafe { slot.read() });
+            // ORDERING: Release, as in `try_pop`.
+            slot.stamp.store(writable(head + Self::CAP64), Ordering::Release);
+            head += 1;
+            // ORDERING: SeqCst, as in `try_pop`.
+            self.head.word.store(head, Ordering::SeqCst);
+        }
+    }
+}
+
+// SAFETY: the accounting invariant is kept by checking the slot of position
+// `pos + R + n - 1` before every claim or reservation, all in the claim word.
+unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Capacity
+    for Ring<T, CAP, P, C>
+{
+    const CAP: usize = CAP;
+
+    unsafe fn try_acquire(&self, n: usize) -> Result<(), PushError<()>> {
+        if !P::MANY {
+            if self.boundary.is_closed() {
+                return Err(PushError::Closed(()));
+            }
+            // ORDERING: Relaxed; the producer reads its own state.
+            let tail = self.tail.word.load(Ordering::Relaxed);
+            let held = self.tail.reserved.load(Ordering::Relaxed) as u64;
+            // SAFETY: single producer.
+            if !unsafe { self.room(tail + held, n as u64) } {
+                return Err(PushError::Full(()));
+            }
+            // ORDERING: Relaxed; the count is only read by this producer and
+            // by queries; releases from permit threads are RMWs too.
+            self.tail.reserved.fetch_add(n, Ordering::Relaxed);
+            return Ok(());
+        }
+        self.acquire_units(n as u64, true)
+    }
+
+    fn reserved(&self) -> usize {
+        if !P::MANY {
+            // ORDERING: SeqCst; a query.
+            return self.tail.reserved.load(Ordering::SeqCst);
+        }
+        // ORDERING: SeqCst; a query.
+        Self::units(self.tail.word.load(Ordering::SeqCst)) as usize
+    }
+
+}
+
+impl<T, const CAP: usize, P: Arity, C: Arity> Drop for Ring<T, CAP, P, C> {
+    fn drop(&mut self) {
+        // Every endpoint is gone: no push is in flight. Drop what is left.
+        // ORDERING (all loads below): Relaxed; `&mut self` means no other
+        // thread touches the ring, and the drop of the last handle
+        // synchronised with every earlier use.
+        let mut head = self.head.word.load(Ordering::Relaxed);
+        if !P::MANY {
+            let mut end = self.tail.word.load(Ordering::Relaxed);
+            if let Some(frozen) = self.boundary.frozen() {
+                end = end.min(frozen);
+            }
+            while head < end {
+                // SAFETY: positions in [head, end) hold values.
+                drop(unsafe { self.slot(head).read() });
+                head += 1;
+            }
+            return;
+        }
+        loop {
+            let slot = self.slot(head);
+            if slot.stamp.load(Ordering::Relaxed) != readable(head) {
+                return;
+            }
+            // SAFETY: the stamp says the slot holds the value for `head`.
+            drop(unsafe { slot.read() });
+            // A panicking drop above would leave the rest to leak, never to
+            // be dropped twice: the stamp is bumped after each read.
+            slot.stamp.store(writable(head + Self::CAP64), Ordering::Relaxed);
+            head += 1;
+        }
+    }
+}
+
+impl<T, const CAP: usize, P: Arity, C: Arity> std::fmt::Debug for Ring<T, CAP, P, C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // ORDERING: Relaxed; a diagnostic snapshot.
+        let word = self.tail.word.load(Ordering::Relaxed);
+        let mut out = f.debug_struct("Ring");
+        out.field("capacity", &CAP);
+        if P::MANY {
+            out.field("claimed", &Self::pos(word))
+                .field("reserved", &Self::units(word))
+                .field("waiting", &(word & Self::WAITING != 0))
+                .field("closed", &(word & Self::CLOSED != 0));
+        } else {
+            out.field("tail", &word).field("closed", &self.boundary.is_closed());
+        }
+        // ORDERING: Relaxed; a diagnostic snapshot.
+        out.field("head", &self.head.word.load(Ordering::Relaxed));
+        out.finish_non_exhaustive()
+    }
+}

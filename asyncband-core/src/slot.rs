@@ -1,0 +1,134 @@
+//! One cell of storage: an optional stamp and room for one value.
+//!
+//! With many producers a slot carries a *stamp*, a 64-bit word that says
+//! which position the slot serves and whether its value is written:
+//!
+//! | stamp | meaning |
+//! | --- | --- |
+//! | `2q` | empty, writable for position `q` |
+//! | `2q + 1` | holds the value for position `q`, readable |
+//!
+//! Because the position is part of the stamp, a slot reused for a later
+//! lap (or a recycled block) needs no reset: a stale stamp never equals the
+//! one a reader expects. The stamp sits in the same cache line as the value,
+//! so producers and consumers poll the slot they are about to use rather than
+//! each other's index: one line moves per message. A single producer needs
+//! no stamp at all (its published index says everything), so its slots
+//! carry a zero-sized [`NoStamp`] and hold nothing but the value; a slot of a
+//! zero-sized payload then occupies no memory.
+
+use std::mem::MaybeUninit;
+
+use crate::sync::{AtomicU64, Ordering, UnsafeCell};
+
+/// The per-slot publication word a producer arity needs.
+pub trait Stamp: Send + Sync + 'static {
+    /// A stamp holding `value`.
+    fn new(value: u64) -> Self;
+    /// Loads the stamp.
+    fn load(&self, order: Ordering) -> u64;
+    /// Stores the stamp.
+    fn store(&self, value: u64, order: Ordering);
+}
+
+/// The stamp of a slot written by many producers.
+pub type Stamped = AtomicU64;
+
+impl Stamp for AtomicU64 {
+    fn new(value: u64) -> Self {
+        AtomicU64::new(value)
+    }
+
+    #[inline]
+    fn load(&self, order: Ordering) -> u64 {
+        AtomicU64::load(self, order)
+    }
+
+    #[inline]
+    fn store(&self, value: u64, order: Ordering) {
+        AtomicU64::store(self, value, order);
+    }
+}
+
+/// No stamp: a single producer publishes through its index instead. The
+/// storages never read or write it; it exists so the slot type is uniform.
+#[derive(Debug)]
+pub struct NoStamp;
+
+impl Stamp for NoStamp {
+    fn new(_: u64) -> Self {
+        NoStamp
+    }
+
+    #[inline]
+    fn load(&self, _: Ordering) -> u64 {
+        0
+    }
+
+    #[inline]
+    fn store(&self, _: u64, _: Ordering) {}
+}
+
+/// The stamp meaning "empty, writable for position `pos`".
+#[inline]
+pub(crate) const fn writable(pos: u64) -> u64 {
+    pos << 1
+}
+
+/// The stamp meaning "holds the value for position `pos`".
+#[inline]
+pub(crate) const fn readable(pos: u64) -> u64 {
+    (pos << 1) | 1
+}
+
+/// One cell of storage.
+pub(crate) struct Slot<T, S> {
+    pub(crate) stamp: S,
+    /// # Safety
+    ///
+    /// Initialised exactly while the storage protocol says the slot holds a
+    /// value; accessed only by the one party the protocol gives it to (the
+    /// producer that claimed it, then the consumer that took it).
+    value: UnsafeCell<MaybeUninit<T>>,
+}
+
+impl<T, S: Stamp> Slot<T, S> {
+    pub(crate) fn new(stamp: u64) -> Self {
+        Self { stamp: S::new(stamp), value: UnsafeCell::new(MaybeUninit::uninit()) }
+    }
+
+    /// Moves `value` in.
+    ///
+    /// # Safety
+    ///
+    /// The caller owns the slot for writing and it holds no value.
+    #[inline]
+    pub(crate) unsafe fn write(&self, value: T) {
+        // SAFETY: the caller owns the empty slot.
+        self.value.with_mut(|cell| unsafe { (*cell).write(value) });
+    }
+
+    /// Moves the value out.
+    ///
+    /// # Safety
+    ///
+    /// The caller owns the slot for reading and it holds a value, which is
+    /// logically gone afterwards.
+    #[inline]
+    pub(crate) unsafe fn read(&self) -> T {
+        // SAFETY: the caller owns the initialised slot and takes its value.
+        self.value.with(|cell| unsafe { (*cell).assume_init_read() })
+    }
+
+    /// Borrows the value.
+    ///
+    /// # Safety
+    ///
+    /// The slot holds a value that nobody moves out or overwrites while the
+    /// reference lives.
+    #[inline]
+    pub(crate) unsafe fn get(&self) -> &T {
+        // SAFETY: initialised, and kept in place by the caller's promise.
+        self.value.with(|cell| unsafe { (*cell).assume_init_ref() })
+    }
+}

@@ -1,0 +1,167 @@
+//! The seam between topology and storage.
+//!
+//! A [`Storage`] holds the values of one channel and implements the cursor
+//! claims for its producer and consumer [arity](crate::arity). It knows
+//! nothing of waiting: it reports `Full`, `Empty` or `Busy`, and the channel
+//! ([`Chan`](crate::chan::Chan)) decides who waits and who is woken. The two
+//! storages are the bounded [`Ring`](crate::ring::Ring) and the unbounded
+//! [`List`](crate::list::List); bounded storages also implement
+//! [`Capacity`], the accounting behind permits and fair waiting.
+
+use crate::arity::Arity;
+
+/// Why a value could not be pushed; the value is handed back.
+#[derive(Debug, PartialEq, Eq)]
+pub enum PushError<T> {
+    /// No free capacity (or senders are queued ahead of this one).
+    Full(T),
+    /// The storage is closed.
+    Closed(T),
+}
+
+/// Why no value could be popped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PopError {
+    /// Nothing was pushed that has not been popped.
+    Empty,
+    /// The next value in order has been claimed by a producer that is still
+    /// writing it. It will be ready in a moment; the caller must not sleep
+    /// on it (the producer may not see the waiting flag) and retries instead.
+    Busy,
+    /// The storage is closed and every value pushed before the close has
+    /// been popped.
+    Closed,
+}
+
+/// Storage for the values of one channel.
+///
+/// # Safety
+///
+/// Implementations must deliver every pushed value exactly once, keep each
+/// producer's values in order, never hand out a value pushed after `close`
+/// linearised, and make the condition changes that waiters wait for
+/// (publishing a value, freeing capacity, closing) `SeqCst` operations, as
+/// the store-buffer argument in [`crate::wait`] requires. Methods marked
+/// "single side" may race only with the other side's methods.
+pub unsafe trait Storage: Sized + std::fmt::Debug {
+    /// The values stored.
+    type Item;
+    /// Producer arity.
+    type Senders: Arity;
+    /// Consumer arity.
+    type Receivers: Arity;
+    /// The bound, or `None` for unbounded storage.
+    const CAPACITY: Option<usize>;
+
+    /// Empty, open storage.
+    fn new() -> Self;
+
+    /// Pushes `value` if there is capacity now.
+    ///
+    /// # Safety
+    ///
+    /// With a single producer, no other producer-side method runs at the
+    /// same time.
+    unsafe fn try_push(&self, value: Self::Item) -> Result<(), PushError<Self::Item>>;
+
+    /// Pops the next value.
+    ///
+    /// # Safety
+    ///
+    /// With a single consumer, no other consumer-side method runs at the
+    /// same time.
+    unsafe fn try_pop(&self) -> Result<Self::Item, PopError>;
+
+    /// The next value, left in place.
+    ///
+    /// # Safety
+    ///
+    /// Single consumer only; the reference must not outlive the next
+    /// consumer-side call.
+    unsafe fn peek(&self) -> Option<&Self::Item>;
+
+    /// Freezes the boundary: every push that completed before stays
+    /// poppable, every later push fails. True if this call closed it.
+    /// `from_producer` says the caller is the single producer (it then
+    /// knows the boundary exactly).
+    ///
+    /// # Safety
+    ///
+    /// With a single producer and `from_producer`, no other producer-side
+    /// method runs at the same time.
+    unsafe fn close(&self, from_producer: bool) -> bool;
+
+    /// Whether `close` has happened.
+    fn is_closed(&self) -> bool;
+
+    /// Values pushed and not yet popped.
+    fn len(&self) -> usize;
+
+    /// No push could succeed now: queued values plus held units fill the
+    /// bound, or senders are queued. Never true for unbounded storage.
+    fn is_full(&self) -> bool;
+
+    /// Takes up to `n` free units of capacity for queued senders, ignoring
+    /// the queue, and returns how many it took (0 when closed or full).
+    /// Unbounded storage has no limit and grants all `n`.
+    fn grant(&self, n: usize) -> usize;
+
+    /// Pushes `value` through one held unit, which is consumed. When the
+    /// storage is closed the unit is released and the value handed back.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds a unit. Single producer: as for
+    /// [`Storage::try_push`], except that pushes through units may race with
+    /// each other.
+    unsafe fn push_reserved(&self, value: Self::Item) -> Result<(), Self::Item>;
+
+    /// Returns `n` held units (a `SeqCst` operation: freeing capacity is a
+    /// condition change waiting senders pair with). Unbounded storage holds
+    /// no units and has nothing to return.
+    fn release(&self, n: usize);
+
+    /// Marks senders as queued (true) or not; while marked, `try_push` and
+    /// `try_acquire` report `Full`, so newcomers cannot take capacity that
+    /// belongs to a waiter. Called under the wait queue's lock. Unbounded
+    /// storage is never full, so senders never queue on it.
+    fn set_waiting(&self, waiting: bool);
+
+    /// Drops every value still stored, waiting for in-flight pushes that
+    /// linearised before the close.
+    ///
+    /// # Safety
+    ///
+    /// The storage is closed and no consumer-side method runs now or later
+    /// (the last receiver is going away).
+    unsafe fn drain(&self);
+}
+
+/// Capacity accounting of bounded storage: held permits and grants.
+///
+/// Queued values, plus units held as permits, plus units granted to woken
+/// waiters, never exceed [`Capacity::CAP`]. A unit reserves capacity, not a
+/// position: a value pushed through a unit takes its position when it is
+/// pushed.
+///
+/// # Safety
+///
+/// As for [`Storage`]; in addition the accounting above holds at every
+/// instant, and freeing capacity (popping, [`Capacity::release`]) is a
+/// `SeqCst` operation that waiting senders can pair with.
+pub unsafe trait Capacity: Storage {
+    /// The bound.
+    const CAP: usize;
+
+    /// Takes `n` units if that many are free and no sender is queued ahead
+    /// (see [`Capacity::set_waiting`]).
+    ///
+    /// # Safety
+    ///
+    /// Single producer: as for [`Storage::try_push`].
+    unsafe fn try_acquire(&self, n: usize) -> Result<(), PushError<()>>;
+
+    /// Units held as permits or grants.
+    fn reserved(&self) -> usize;
+
+}

@@ -1,0 +1,173 @@
+//! A waiter cell for a side with exactly one endpoint.
+//!
+//! # States
+//!
+//! The `state` word has two bits:
+//!
+//! | state | meaning |
+//! | --- | --- |
+//! | `0` | nobody waits; the slot is empty or holds a stale waker |
+//! | `WAITING` | the slot holds the waker of a waiter that wants one wake |
+//! | `BUSY` | one party owns the slot for a moment |
+//!
+//! Transitions:
+//!
+//! - `register`: `0 | WAITING → BUSY` (compare-exchange), store the waker,
+//!   then `BUSY → WAITING` with a `SeqCst` store. If the slot is `BUSY`
+//!   because a notifier is taking the previous waker, the waiter is woken at
+//!   once instead (it will poll again and re-register): never a lost wake,
+//!   at worst a spurious poll.
+//! - `grant` (notify): a `SeqCst` load; if `WAITING`, `WAITING → BUSY`, take
+//!   the waker, store `0`, wake it after the slot is released. If the slot is
+//!   `BUSY`, the other party is either registering (and will re-check the
+//!   condition after raising `WAITING`) or notifying: nothing is lost.
+//! - `cancel`: `WAITING → BUSY`, drop the waker, store `0`.
+
+use std::fmt;
+use std::pin::Pin;
+use std::task::Waker;
+
+use super::WaitSet;
+use crate::sync::{AtomicUsize, Ordering, UnsafeCell};
+
+const WAITING: usize = 1;
+const BUSY: usize = 2;
+
+/// The wait cell of a single endpoint: one waker slot and one flag.
+///
+/// # Examples
+///
+/// ```
+/// use asyncband_core::wait::{Cell, WaitSet};
+/// use std::pin::pin;
+/// use std::task::Waker;
+///
+/// let cell = Cell::default();
+/// let node = pin!(());
+/// // SAFETY: the node is pinned and only used with this cell.
+/// unsafe { cell.register(node.as_ref(), Waker::noop(), 1, |_| ()) };
+/// assert!(cell.is_waiting());
+/// cell.grant(|_| 0, |_| ());
+/// assert!(!cell.is_waiting());
+/// ```
+pub struct Cell {
+    /// Bit layout: `WAITING` (bit 0), `BUSY` (bit 1). See the module docs.
+    state: AtomicUsize,
+    /// # Safety
+    ///
+    /// Read or written only by the party that moved `state` to `BUSY`.
+    waker: UnsafeCell<Option<Waker>>,
+}
+
+impl Default for Cell {
+    fn default() -> Self {
+        Self { state: AtomicUsize::new(0), waker: UnsafeCell::new(None) }
+    }
+}
+
+impl fmt::Debug for Cell {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Cell").field("waiting", &self.is_waiting()).finish()
+    }
+}
+
+// SAFETY: the waker slot is only touched by the party holding `BUSY`, which
+// the compare-exchanges on `state` hand out to one party at a time; `Waker` is
+// `Send + Sync`.
+unsafe impl Send for Cell {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for Cell {}
+
+impl Cell {
+    /// Moves `state` from `from` to `BUSY`; true on success.
+    fn lock_from(&self, from: usize) -> bool {
+        // ORDERING: Acquire pairs with the Release (SeqCst) store that last
+        // released the slot, so this party sees the waker written under it.
+        self.state.compare_exchange(from, BUSY, Ordering::Acquire, Ordering::Relaxed).is_ok()
+    }
+
+    /// Takes the waker out, releasing the slot to `0`.
+    fn take(&self) -> Option<Waker> {
+        // SAFETY: the caller holds `BUSY` (just acquired with `lock_from`).
+        let waker = self.waker.with_mut(|slot| unsafe { (*slot).take() });
+        // ORDERING: Release hands the emptied slot to the next party.
+        self.state.store(0, Ordering::Release);
+        waker
+    }
+}
+
+// SAFETY: `register` stores `WAITING` with SeqCst before returning; grants
+// are never lost (see the module docs); `cancel` is idempotent.
+unsafe impl WaitSet for Cell {
+    type Node = ();
+
+    #[inline]
+    fn is_waiting(&self) -> bool {
+        self.state.load(Ordering::SeqCst) & WAITING != 0
+    }
+
+    unsafe fn register(
+        &self,
+        _node: Pin<&()>,
+        waker: &Waker,
+        _need: usize,
+        _on_change: impl FnOnce(bool),
+    ) -> usize {
+        loop {
+            // ORDERING: Relaxed; the compare-exchange below re-validates.
+            let state = self.state.load(Ordering::Relaxed);
+            if state == BUSY {
+                // A notifier is taking the waker of our previous
+                // registration right now, and may wake a stale one: make
+                // sure this task polls again, where it re-registers. A
+                // spurious poll, never a lost wake.
+                waker.wake_by_ref();
+                return 0;
+            }
+            if self.lock_from(state) {
+                break;
+            }
+        }
+        // SAFETY: we hold BUSY.
+        self.waker.with_mut(|slot| unsafe {
+            match &mut *slot {
+                Some(old) if old.will_wake(waker) => {}
+                other => *other = Some(waker.clone()),
+            }
+        });
+        // ORDERING: SeqCst: the waiter's flag write of the store-buffer race
+        // (module docs of `wait`); it also releases the slot.
+        self.state.store(WAITING, Ordering::SeqCst);
+        0
+    }
+
+    fn grant(&self, _acquire: impl FnMut(usize) -> usize, _on_change: impl FnOnce(bool)) {
+        if !self.is_waiting() {
+            return;
+        }
+        if self.lock_from(WAITING) {
+            if let Some(waker) = self.take() {
+                waker.wake();
+            }
+        }
+    }
+
+    fn wake_all(&self, on_change: impl FnOnce(bool)) {
+        self.grant(|_| 0, on_change);
+    }
+
+    unsafe fn cancel(&self, _node: Pin<&()>, _on_change: impl FnOnce(bool)) -> usize {
+        loop {
+            // ORDERING: Relaxed; the compare-exchange re-validates.
+            let state = self.state.load(Ordering::Relaxed);
+            if state != WAITING {
+                // Not registered, or a notifier is waking us: nothing to undo.
+                return 0;
+            }
+            if self.lock_from(WAITING) {
+                drop(self.take());
+                return 0;
+            }
+        }
+    }
+}

@@ -1,0 +1,96 @@
+//! Where endpoints wait, and how they are woken.
+//!
+//! A side with one endpoint waits in a [`Cell`]; a side with many waits in a
+//! [`Queue`]. Both implement [`WaitSet`], the one interface the channel uses.
+//!
+//! # Units and grants
+//!
+//! A waiter asks for `need` *units* and is woken once it has been *granted*
+//! all of them. What a unit is belongs to the caller: for senders of a bounded
+//! channel it is one slot of capacity, taken from the storage by whoever
+//! grants it, so a woken sender already owns its slot and nobody can barge
+//! past it; for receivers it is one notification that a value was published.
+//! Grants go to waiters strictly in the order they registered. A waiter that
+//! goes away (a dropped future, a timed-out thread) hands back the units it
+//! held, and the caller passes them on, so a wake is never swallowed.
+//!
+//! A [`Cell`] holds a single waiter and has no units: granting wakes it, and
+//! it re-tries its operation.
+//!
+//! # The store-buffer race
+//!
+//! A waiter raises its flag and then re-checks the condition it waits for; a
+//! notifier changes the condition and then loads the flag. Acquire/release
+//! alone allows both loads to miss. Here the flag is always written with
+//! `SeqCst` inside [`WaitSet::register`], the caller's re-check is a `SeqCst`
+//! load, [`WaitSet::is_waiting`] is a `SeqCst` load, and every notifier's
+//! change to the condition is a `SeqCst` store or read-modify-write. In the
+//! single total order of those operations one of the two loads must see the
+//! other side's write. The storage modules state, for each condition, which
+//! operation that is.
+
+mod cell;
+mod queue;
+
+use std::pin::Pin;
+use std::task::Waker;
+
+pub use cell::Cell;
+pub use queue::{Queue, QueueNode};
+
+/// A place where the endpoints of one side wait. Implemented by [`Cell`] (one
+/// endpoint) and [`Queue`] (many).
+///
+/// # Safety
+///
+/// Implementations must keep the promises documented on each method; the
+/// channel relies on them to never lose a wake or a unit.
+pub unsafe trait WaitSet: Default + Send + Sync + std::fmt::Debug + 'static {
+    /// Per-waiter state, stored pinned inside the waiting future.
+    type Node: Default + Send + Sync + std::fmt::Debug;
+
+    /// Whether a waiter may be registered. One `SeqCst` load of a word that
+    /// changes only when waiters come and go.
+    fn is_waiting(&self) -> bool;
+
+    /// Registers `node` (or refreshes its waker) wanting `need` units, and
+    /// returns the units it has been granted so far. A node that was granted
+    /// all it needed is no longer registered and returns `need`.
+    ///
+    /// The waiting flag is stored with `SeqCst` before this returns, so a
+    /// `SeqCst` re-check by the caller pairs with the notifier.
+    ///
+    /// `on_change(true)` runs under the set's lock when it goes from empty to
+    /// non-empty, `on_change(false)` when it becomes empty (queues only).
+    ///
+    /// # Safety
+    ///
+    /// `node` must stay pinned and registered only with this set until it is
+    /// passed to [`WaitSet::cancel`] or has been granted everything it needs.
+    unsafe fn register(
+        &self,
+        node: Pin<&Self::Node>,
+        waker: &Waker,
+        need: usize,
+        on_change: impl FnOnce(bool),
+    ) -> usize;
+
+    /// Grants units to waiters in registration order. `acquire(n)` is asked
+    /// for up to `n` units for the first waiter and returns how many it could
+    /// take; zero stops the round. Waiters that have all they need are
+    /// removed and woken after the lock is released. A [`Cell`] does not call
+    /// `acquire`; it just wakes its waiter.
+    fn grant(&self, acquire: impl FnMut(usize) -> usize, on_change: impl FnOnce(bool));
+
+    /// Wakes every waiter without granting anything (the channel closed).
+    fn wake_all(&self, on_change: impl FnOnce(bool));
+
+    /// Removes `node` if it is registered and returns the units it held
+    /// (granted, in full or in part), which the caller must pass on or give
+    /// back. Idempotent.
+    ///
+    /// # Safety
+    ///
+    /// `node` must only ever have been registered with this set.
+    unsafe fn cancel(&self, node: Pin<&Self::Node>, on_change: impl FnOnce(bool)) -> usize;
+}

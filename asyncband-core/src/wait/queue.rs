@@ -1,0 +1,401 @@
+//! A cancel-safe FIFO of waiters for a side with many endpoints.
+//!
+//! # Design
+//!
+//! Nodes live inside the waiting futures (pinned), so waiting allocates
+//! nothing. They form a doubly linked list behind a short lock, taken only
+//! when somebody actually waits; the fast paths of the channel never touch
+//! it. Wakers run after the lock is released, in batches.
+//!
+//! # Node states
+//!
+//! A node holds `need` (units wanted), `got` (units granted so far) and
+//! `linked`:
+//!
+//! | state | `linked` | `got` |
+//! | --- | --- | --- |
+//! | idle | false | 0 |
+//! | waiting | true | `< need` |
+//! | granted | false | `> 0` (all of `need`, or part of it after [`Queue::wake_all`]) |
+//!
+//! Transitions, all under the lock:
+//!
+//! - `register`: idle → waiting (pushed at the back); granted → idle, the
+//!   units move to the caller; waiting → waiting (waker refreshed).
+//! - `grant`: the front node's `got` grows; when it reaches `need` the node
+//!   is unlinked (granted) and woken.
+//! - `wake_all`: every waiting node is unlinked (keeping its partial `got`)
+//!   and woken.
+//! - `cancel`: any state → idle; the units it held go back to the caller,
+//!   who passes them on. This is what makes dropping a future that was
+//!   chosen to be woken safe: its grant is never lost.
+//!
+//! The `waiting` flag mirrors "the list is not empty". It is stored with
+//! `SeqCst` under the lock on every change (see the store-buffer race in the
+//! module docs of `wait`).
+
+use std::fmt;
+use std::marker::PhantomPinned;
+use std::pin::Pin;
+use std::ptr::NonNull;
+use std::task::Waker;
+
+use super::WaitSet;
+use crate::sync::{AtomicBool, Mutex, MutexGuard, Ordering, UnsafeCell};
+
+/// How many wakers are collected before the lock is dropped to run them.
+const WAKE_BATCH: usize = 16;
+
+/// The wait queue of a side with many endpoints.
+///
+/// # Examples
+///
+/// ```
+/// use asyncband_core::wait::{Queue, QueueNode, WaitSet};
+/// use std::pin::pin;
+/// use std::task::Waker;
+///
+/// let queue = Queue::default();
+/// let first = pin!(QueueNode::default());
+/// let second = pin!(QueueNode::default());
+/// // SAFETY: both nodes are pinned, used only with this queue and cancelled
+/// // before they go out of scope.
+/// unsafe {
+///     assert_eq!(queue.register(first.as_ref(), Waker::noop(), 1, |_| ()), 0);
+///     assert_eq!(queue.register(second.as_ref(), Waker::noop(), 1, |_| ()), 0);
+/// }
+/// // Grant one unit: it goes to the first waiter.
+/// let mut units = 1;
+/// queue.grant(|want| { let k = want.min(units); units -= k; k }, |_| ());
+/// // SAFETY: as above.
+/// unsafe {
+///     assert_eq!(queue.register(first.as_ref(), Waker::noop(), 1, |_| ()), 1);
+///     assert_eq!(queue.cancel(second.as_ref(), |_| ()), 0);
+/// }
+/// assert!(!queue.is_waiting());
+/// ```
+pub struct Queue {
+    /// True while the list is not empty; written under the lock with SeqCst.
+    waiting: AtomicBool,
+    list: Mutex<List>,
+}
+
+/// The linked list; only touched with the queue's lock held.
+struct List {
+    head: Option<NonNull<QueueNode>>,
+    tail: Option<NonNull<QueueNode>>,
+}
+
+// SAFETY: the raw pointers refer to nodes that are only accessed with the
+// lock held; the list itself moves between threads only inside the mutex.
+unsafe impl Send for List {}
+
+/// A waiter's place in a [`Queue`], embedded in the waiting future.
+///
+/// # Examples
+///
+/// ```
+/// use asyncband_core::wait::QueueNode;
+///
+/// let node = QueueNode::default();
+/// assert!(format!("{node:?}").contains("QueueNode"));
+/// ```
+pub struct QueueNode {
+    /// # Safety
+    ///
+    /// Read and written only with the lock of the queue the node is
+    /// registered with (or has been registered with) held.
+    inner: UnsafeCell<NodeInner>,
+    _pinned: PhantomPinned,
+}
+
+#[derive(Default)]
+struct NodeInner {
+    prev: Option<NonNull<QueueNode>>,
+    next: Option<NonNull<QueueNode>>,
+    linked: bool,
+    need: usize,
+    got: usize,
+    waker: Option<Waker>,
+}
+
+impl Default for QueueNode {
+    fn default() -> Self {
+        Self { inner: UnsafeCell::new(NodeInner::default()), _pinned: PhantomPinned }
+    }
+}
+
+impl fmt::Debug for QueueNode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("QueueNode").finish_non_exhaustive()
+    }
+}
+
+// SAFETY: all interior state is guarded by the owning queue's lock; a node
+// holds a `Waker` (Send + Sync) and links to other nodes that are only
+// followed under that lock.
+unsafe impl Send for QueueNode {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for QueueNode {}
+
+impl Default for Queue {
+    fn default() -> Self {
+        Self {
+            waiting: AtomicBool::new(false),
+            list: Mutex::new(List { head: None, tail: None }),
+        }
+    }
+}
+
+impl fmt::Debug for Queue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Queue").field("waiting", &self.is_waiting()).finish()
+    }
+}
+
+/// Wakers collected under the lock, run after it is released.
+struct WakeBatch {
+    wakers: [Option<Waker>; WAKE_BATCH],
+    len: usize,
+}
+
+impl WakeBatch {
+    fn new() -> Self {
+        Self { wakers: Default::default(), len: 0 }
+    }
+
+    fn is_full(&self) -> bool {
+        self.len == WAKE_BATCH
+    }
+
+    fn push(&mut self, waker: Option<Waker>) {
+        if let Some(waker) = waker {
+            self.wakers[self.len] = Some(waker);
+            self.len += 1;
+        }
+    }
+
+    fn wake(&mut self) {
+        for waker in &mut self.wakers[..self.len] {
+            if let Some(waker) = waker.take() {
+                waker.wake();
+            }
+        }
+        self.len = 0;
+    }
+}
+
+/// The interior of `node`, as a raw pointer: every access is a short
+/// place expression, so no two references to one node ever overlap.
+fn inner(node: NonNull<QueueNode>) -> *mut NodeInner {
+    // SAFETY: `node` points to a live node (callers hold the queue lock and
+    // only pass nodes that are pinned and either linked or their own).
+    unsafe { node.as_ref() }.inner.with_mut(|p| p)
+}
+
+impl Queue {
+    fn lock(&self) -> MutexGuard<'_, List> {
+        // A panic under this lock can only come from a waker's `clone`; the
+        // list is consistent at every such point, so poisoning is ignored.
+        self.list.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Stores the waiting flag after the list may have changed emptiness.
+    fn set_waiting(&self, list: &List, on_change: &mut impl FnMut(bool)) {
+        let waiting = list.head.is_some();
+        // ORDERING: Relaxed; only written under the lock, read here under it.
+        if self.waiting.load(Ordering::Relaxed) != waiting {
+            on_change(waiting);
+        }
+        // ORDERING: SeqCst: the waiter's flag write of the store-buffer race.
+        self.waiting.store(waiting, Ordering::SeqCst);
+    }
+
+    /// Appends `node` at the back.
+    ///
+    /// # Safety
+    ///
+    /// The lock is held (`list` is its guard) and `node` is pinned and idle.
+    unsafe fn push_back(list: &mut List, node: NonNull<QueueNode>) {
+        let this = inner(node);
+        // SAFETY: the node is valid (pinned by the caller) and we hold the
+        // lock that guards its interior.
+        unsafe {
+            (*this).prev = list.tail;
+            (*this).next = None;
+            (*this).linked = true;
+        }
+        match list.tail {
+            // SAFETY: `tail` is linked, hence valid; lock held.
+            Some(tail) => unsafe { (*inner(tail)).next = Some(node) },
+            None => list.head = Some(node),
+        }
+        list.tail = Some(node);
+    }
+
+    /// Removes a linked `node`.
+    ///
+    /// # Safety
+    ///
+    /// The lock is held and `node` is linked in this list.
+    unsafe fn unlink(list: &mut List, node: NonNull<QueueNode>) {
+        let this = inner(node);
+        // SAFETY: linked nodes are valid (their futures unlink them before
+        // they are dropped) and we hold the lock.
+        let (prev, next) = unsafe { ((*this).prev, (*this).next) };
+        match prev {
+            // SAFETY: neighbours of a linked node are linked; lock held.
+            Some(prev) => unsafe { (*inner(prev)).next = next },
+            None => list.head = next,
+        }
+        match next {
+            // SAFETY: as above.
+            Some(next) => unsafe { (*inner(next)).prev = prev },
+            None => list.tail = prev,
+        }
+        // SAFETY: as above.
+        unsafe {
+            (*this).prev = None;
+            (*this).next = None;
+            (*this).linked = false;
+        }
+    }
+}
+
+/// Turns a `FnOnce(bool)` into the `FnMut` the helpers take; it runs once.
+fn once(on_change: impl FnOnce(bool)) -> impl FnMut(bool) {
+    let mut on_change = Some(on_change);
+    move |waiting| {
+        if let Some(f) = on_change.take() {
+            f(waiting);
+        }
+    }
+}
+
+// SAFETY: `register` stores the flag with SeqCst under the lock; grants go
+// front to back and are only taken back through `cancel`, which returns them.
+unsafe impl WaitSet for Queue {
+    type Node = QueueNode;
+
+    #[inline]
+    fn is_waiting(&self) -> bool {
+        self.waiting.load(Ordering::SeqCst)
+    }
+
+    unsafe fn register(
+        &self,
+        node: Pin<&QueueNode>,
+        waker: &Waker,
+        need: usize,
+        on_change: impl FnOnce(bool),
+    ) -> usize {
+        let mut on_change = once(on_change);
+        let ptr = NonNull::from(node.get_ref());
+        let this = inner(ptr);
+        let mut list = self.lock();
+        // SAFETY (all accesses to `*this` below): we hold the lock guarding
+        // the node's interior, and the node is pinned by the caller.
+        let stale = if unsafe { (*this).linked } {
+            match unsafe { &(*this).waker } {
+                Some(old) if old.will_wake(waker) => None,
+                _ => unsafe { (*this).waker.replace(waker.clone()) },
+            }
+        } else if unsafe { (*this).got } > 0 {
+            let got = unsafe { std::mem::take(&mut (*this).got) };
+            let stale = unsafe { (*this).waker.take() };
+            drop(list);
+            drop(stale);
+            return got;
+        } else {
+            let stale = unsafe {
+                (*this).need = need;
+                (*this).waker.replace(waker.clone())
+            };
+            // SAFETY: lock held; the node is pinned and idle.
+            unsafe { Self::push_back(&mut list, ptr) };
+            stale
+        };
+        self.set_waiting(&list, &mut on_change);
+        drop(list);
+        // A replaced waker may run arbitrary code when dropped: not under
+        // the lock.
+        drop(stale);
+        0
+    }
+
+    fn grant(&self, mut acquire: impl FnMut(usize) -> usize, on_change: impl FnOnce(bool)) {
+        let mut on_change = once(on_change);
+        let mut batch = WakeBatch::new();
+        loop {
+            let mut list = self.lock();
+            let mut exhausted = false;
+            while let Some(front) = list.head {
+                let this = inner(front);
+                // SAFETY (all accesses to `*this`): linked nodes are valid;
+                // lock held.
+                let want = unsafe { (*this).need - (*this).got };
+                let taken = acquire(want);
+                unsafe { (*this).got += taken };
+                if taken < want {
+                    exhausted = true;
+                    break;
+                }
+                // SAFETY: lock held; `front` is linked.
+                unsafe { Self::unlink(&mut list, front) };
+                batch.push(unsafe { (*this).waker.take() });
+                if batch.is_full() {
+                    break;
+                }
+            }
+            let done = exhausted || list.head.is_none();
+            self.set_waiting(&list, &mut on_change);
+            drop(list);
+            batch.wake();
+            if done {
+                return;
+            }
+        }
+    }
+
+    fn wake_all(&self, on_change: impl FnOnce(bool)) {
+        let mut on_change = once(on_change);
+        let mut batch = WakeBatch::new();
+        loop {
+            let mut list = self.lock();
+            while let Some(front) = list.head {
+                // SAFETY: lock held; `front` is linked, hence valid.
+                unsafe { Self::unlink(&mut list, front) };
+                // SAFETY: as above.
+                batch.push(unsafe { (*inner(front)).waker.take() });
+                if batch.is_full() {
+                    break;
+                }
+            }
+            let done = list.head.is_none();
+            self.set_waiting(&list, &mut on_change);
+            drop(list);
+            batch.wake();
+            if done {
+                return;
+            }
+        }
+    }
+
+    unsafe fn cancel(&self, node: Pin<&QueueNode>, on_change: impl FnOnce(bool)) -> usize {
+        let mut on_change = once(on_change);
+        let ptr = NonNull::from(node.get_ref());
+        let this = inner(ptr);
+        let mut list = self.lock();
+        // SAFETY (all accesses to `*this`): lock held; the node is pinned by
+        // the caller.
+        if unsafe { (*this).linked } {
+            // SAFETY: lock held; the node is linked in this list.
+            unsafe { Self::unlink(&mut list, ptr) };
+            self.set_waiting(&list, &mut on_change);
+        }
+        let (got, waker) = unsafe { (std::mem::take(&mut (*this).got), (*this).waker.take()) };
+        drop(list);
+        drop(waker);
+        got
+    }
+}

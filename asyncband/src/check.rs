@@ -1,0 +1,109 @@
+//! The compile-time rules of bounded channels and payload budgets.
+//!
+//! Each rule is a `const fn` evaluated in an inline `const` block of the
+//! constructor, so a channel that breaks one fails to build (at
+//! monomorphization, under `cargo build`; `cargo check` does not instantiate
+//! generic code) with a message that names the rule and what is allowed.
+
+use asyncband_core::ring::MAX_CAPACITY;
+
+/// A message assembled at compile time (const panics only take a `&str`).
+struct Message {
+    buf: [u8; 320],
+    len: usize,
+}
+
+impl Message {
+    const fn new() -> Self {
+        Self { buf: [0; 320], len: 0 }
+    }
+
+    const fn text(mut self, text: &str) -> Self {
+        let bytes = text.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() && self.len < self.buf.len() {
+            self.buf[self.len] = bytes[i];
+            self.len += 1;
+            i += 1;
+        }
+        self
+    }
+
+    const fn number(mut self, mut n: usize) -> Self {
+        let mut digits = [0u8; 20];
+        let mut count = 0;
+        loop {
+            digits[count] = b'0' + (n % 10) as u8;
+            count += 1;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        while count > 0 && self.len < self.buf.len() {
+            count -= 1;
+            self.buf[self.len] = digits[count];
+            self.len += 1;
+        }
+        self
+    }
+
+    const fn fail(&self) -> ! {
+        match core::str::from_utf8(self.buf.split_at(self.len).0) {
+            Ok(message) => panic!("{}", message),
+            Err(_) => panic!("asyncband: invalid channel parameters"),
+        }
+    }
+}
+
+/// The largest power of two below `n` (`n >= 2`).
+const fn power_below(n: usize) -> usize {
+    1 << (usize::BITS - 1 - n.leading_zeros())
+}
+
+/// `CAP` must be a power of two from 1 to [`MAX_CAPACITY`].
+pub(crate) const fn capacity<const CAP: usize>() {
+    if CAP == 0 {
+        Message::new()
+            .text("`CAP` is 0, but a bounded channel needs at least one slot: ")
+            .text("use a power of two from 1 to ")
+            .number(MAX_CAPACITY)
+            .fail();
+    }
+    if CAP > MAX_CAPACITY {
+        Message::new()
+            .text("`CAP` is ")
+            .number(CAP)
+            .text(", above the maximum capacity of ")
+            .number(MAX_CAPACITY)
+            .text(" (2^20): use a power of two up to it, or an unbounded channel")
+            .fail();
+    }
+    if !CAP.is_power_of_two() {
+        let below = power_below(CAP);
+        Message::new()
+            .text("`CAP` is ")
+            .number(CAP)
+            .text(", which is not a power of two; the nearest are ")
+            .number(below)
+            .text(" and ")
+            .number(below * 2)
+            .fail();
+    }
+}
+
+/// `size_of::<T>()` must fit the `INLINE` budget.
+pub(crate) const fn inline<T, const INLINE: usize>() {
+    let size = size_of::<T>();
+    if size > INLINE {
+        Message::new()
+            .text("the payload is ")
+            .number(size)
+            .text(" bytes, over the inline budget `INLINE` of ")
+            .number(INLINE)
+            .text(" bytes: send a `Box<T>` (")
+            .number(size_of::<Box<u8>>())
+            .text(" bytes) instead, or raise `INLINE`")
+            .fail();
+    }
+}

@@ -1,0 +1,139 @@
+//! Blocking iteration over a receiver.
+
+use std::fmt;
+
+use asyncband_core::chan::Chan;
+
+use crate::flavour::Flavour;
+
+/// Parks on each call to `next` until a value arrives; ends once the channel
+/// is closed and drained. Created by `Receiver::iter`.
+///
+/// # Examples
+///
+/// ```
+/// use asyncband::mpmc;
+///
+/// let (tx, rx) = mpmc::bounded::<u8, 4>();
+/// tx.try_send(1).unwrap();
+/// drop(tx);
+/// let mut iter = rx.iter();
+/// assert_eq!(iter.next(), Some(1));
+/// assert_eq!(iter.next(), None);
+/// ```
+pub struct Iter<'a, F: Flavour> {
+    chan: &'a Chan<F::Storage>,
+}
+
+/// Yields the values ready now; ends at the first empty check. Created by
+/// `Receiver::try_iter`.
+///
+/// # Examples
+///
+/// ```
+/// use asyncband::spsc;
+///
+/// let (mut tx, mut rx) = spsc::bounded::<u8, 4>();
+/// tx.try_send(1).unwrap();
+/// let mut iter = rx.try_iter();
+/// assert_eq!(iter.next(), Some(1));
+/// assert_eq!(iter.next(), None);
+/// ```
+pub struct TryIter<'a, F: Flavour> {
+    chan: &'a Chan<F::Storage>,
+}
+
+/// An owning blocking iterator over a receiver. Created by
+/// `Receiver::into_iter`.
+///
+/// # Examples
+///
+/// ```
+/// use asyncband::mpsc;
+///
+/// let (tx, rx) = mpsc::unbounded::<u8>();
+/// tx.try_send(1).unwrap();
+/// drop(tx);
+/// assert_eq!(rx.into_iter().collect::<Vec<_>>(), [1]);
+/// ```
+pub struct IntoIter<R> {
+    rx: R,
+}
+
+/// A receiver that can block for its next value.
+#[doc(hidden)]
+pub trait BlockingRecv {
+    /// The payload.
+    type Item;
+    /// The next value, or `None` once closed and drained.
+    fn next_blocking(&mut self) -> Option<Self::Item>;
+}
+
+impl<'a, F: Flavour> Iter<'a, F> {
+    /// # Contract
+    ///
+    /// Created from `&'a mut` a single receiver, or `&'a` a multi receiver.
+    pub(crate) fn new(chan: &'a Chan<F::Storage>) -> Self {
+        Self { chan }
+    }
+}
+
+impl<'a, F: Flavour> TryIter<'a, F> {
+    /// # Contract
+    ///
+    /// As for [`Iter::new`].
+    pub(crate) fn new(chan: &'a Chan<F::Storage>) -> Self {
+        Self { chan }
+    }
+}
+
+impl<R> IntoIter<R> {
+    pub(crate) fn new(rx: R) -> Self {
+        Self { rx }
+    }
+}
+
+impl<F: Flavour> Iterator for Iter<'_, F> {
+    type Item = F::Item;
+
+    fn next(&mut self) -> Option<F::Item> {
+        // SAFETY: made from an exclusive borrow of a single receiver (it is
+        // then the only consumer) or a shared borrow of a multi receiver.
+        unsafe { self.chan.recv_blocking(None) }.ok()
+    }
+}
+
+impl<F: Flavour> Iterator for TryIter<'_, F> {
+    type Item = F::Item;
+
+    fn next(&mut self) -> Option<F::Item> {
+        // SAFETY: as for `Iter`.
+        unsafe { self.chan.try_recv() }.ok()
+    }
+}
+
+impl<R: BlockingRecv> Iterator for IntoIter<R> {
+    type Item = R::Item;
+
+    fn next(&mut self) -> Option<R::Item> {
+        self.rx.next_blocking()
+    }
+}
+
+impl<F: Flavour> fmt::Debug for Iter<'_, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Iter").finish_non_exhaustive()
+    }
+}
+
+impl<F: Flavour> fmt::Debug for TryIter<'_, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TryIter").finish_non_exhaustive()
+    }
+}
+
+impl<R> fmt::Debug for IntoIter<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("IntoIter").finish_non_exhaustive()
+    }
+}

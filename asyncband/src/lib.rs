@@ -1,0 +1,125 @@
+//! # asyncband
+//!
+//! Channels picked by topology and capacity at compile time: each
+//! instantiation carries only the cursor claims and wake logic it needs.
+//!
+//! # Guarantees
+//!
+//! - **Lock-free, allocation-free fast paths.** A send or receive that does
+//!   not have to wait takes no lock, allocates nothing (bounded channels are
+//!   preallocated; unbounded ones recycle their blocks) and touches no waker.
+//!   A single side moves a value with plain loads and one store of its own
+//!   index; a side with many endpoints claims with one atomic
+//!   read-modify-write.
+//! - **Full** bounded channels make `try_send` return the value, `send` wait
+//!   (senders are served in the order they began to wait), and
+//!   `send_blocking` spin briefly, then park.
+//! - **Empty** channels make `try_recv` report it, `recv` wait and
+//!   `recv_blocking` spin briefly, then park.
+//! - **Closed** channels (by [`close`](mpsc::Sender::close) from either side,
+//!   or because every sender or every receiver is gone) refuse sends and hand
+//!   the value back, while receivers first drain everything that was sent.
+//! - **Nothing is lost:** every value is dropped exactly once, and a send
+//!   that returned `Ok` is received, even when `close` races with it.
+//!
+//! # Example
+//!
+//! ```
+//! use asyncband::{channel, mpsc};
+//!
+//! #[derive(Debug, PartialEq)]
+//! struct Order { id: u64 }
+//!
+//! let (tx, mut rx) = channel!(mpsc, bounded = 4096, Order);
+//! // The same type, without the macro:
+//! let _: (mpsc::Sender<mpsc::Bounded<Order, 4096>>, mpsc::Receiver<mpsc::Bounded<Order, 4096>>) =
+//!     mpsc::Bounded::<Order, 4096>::channel();
+//!
+//! let worker = {
+//!     let tx = tx.clone();
+//!     std::thread::spawn(move || tx.send_blocking(Order { id: 1 }).unwrap())
+//! };
+//! worker.join().unwrap();
+//! drop(tx);
+//! assert_eq!(rx.recv_blocking(), Ok(Order { id: 1 }));
+//! assert!(rx.recv_blocking().is_err());
+//! ```
+//!
+//! # Flavours
+//!
+//! | | bounded (`CAP` a power of two, ≤ 2^20) | unbounded |
+//! | --- | --- | --- |
+//! | [`spsc`]: one sender, one receiver | [`spsc::Bounded<T, CAP>`] | [`spsc::Unbounded<T>`] |
+//! | [`mpsc`]: cloneable senders, one receiver | [`mpsc::Bounded<T, CAP>`] | [`mpsc::Unbounded<T>`] |
+//! | [`mpmc`]: cloneable senders and receivers | [`mpmc::Bounded<T, CAP>`] | [`mpmc::Unbounded<T>`] |
+//!
+//! Every flavour has try, async (runtime-agnostic futures) and blocking
+//! operations, timeouts, close, counts and queries; bounded flavours also
+//! have capacity permits (`try_reserve`, `reserve`, `reserve_many`, and for
+//! cloneable senders `reserve_owned`). Single-endpoint sides take `&mut self`
+//! to move values, so their futures are `Send`; cloneable sides take `&self`.
+//! An optional `INLINE` parameter caps the payload size at compile time.
+//!
+//! # Disconnection
+//!
+//! When every sender is gone, or `close` is called, receivers first drain
+//! what was sent and then get [`TryRecvError::Disconnected`](error::TryRecvError)
+//! / [`RecvError`](error::RecvError). When every receiver is gone, sends fail
+//! and hand the value back, and the values still queued are dropped at that
+//! moment, not later. A held permit's `send` then returns its value too.
+//!
+//! # Cancellation safety
+//!
+//! Every future can be dropped at any point (`select!`, timeouts): a send
+//! that did not complete keeps its value (dropped with the future); a receive
+//! takes a value only in the poll that returns it; capacity or a wake-up
+//! granted to a dropped future passes to the next waiter. Blocking operations
+//! with timeouts are built on the same futures.
+//!
+//! # Memory
+//!
+//! A bounded channel allocates its `CAP` slots once, at creation. An
+//! unbounded channel is a list of 32-slot blocks; blocks it leaves go to a
+//! pool of two spares, so steady traffic does not allocate, and anything
+//! beyond that is freed, so memory after a burst returns to a few blocks.
+//! Zero-sized payloads occupy no slot memory on single-producer channels and
+//! only their publication stamps otherwise.
+//!
+//! # Features
+//!
+//! - `stream` (default): receivers implement `futures_core::Stream`.
+//! - `sink` (default): `into_sink` turns a sender into a `futures_sink::Sink`.
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+#[cfg(not(target_has_atomic = "64"))]
+compile_error!(
+    "asyncband needs 64-bit atomics (`target_has_atomic = \"64\"`): its positions are 64-bit \
+     counters that must never wrap. This target does not provide them."
+);
+
+pub mod error;
+pub mod future;
+pub mod iter;
+pub mod mpmc;
+pub mod mpsc;
+pub mod spsc;
+
+mod batch;
+mod check;
+mod flavour;
+mod multi;
+mod permit;
+mod single;
+
+pub use flavour::Flavour;
+
+use asyncband_core::chan::Chan;
+use asyncband_core::storage::Storage;
+
+/// Whether the channel is full, for every flavour.
+fn is_full<F: Flavour>(chan: &Chan<F::Storage>) -> bool {
+    chan.storage().is_full()
+}
+
+pub(crate) use batch::drain_into;

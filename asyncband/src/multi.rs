@@ -1,0 +1,1031 @@
+//! The endpoints of a side with many endpoints: the sender of
+//! [`mpsc`](crate::mpsc) and [`mpmc`](crate::mpmc), and the receiver of
+//! [`mpmc`](crate::mpmc).
+//!
+//! They are `Clone` and every operation takes `&self`: each value moved is
+//! one atomic claim, so clones on many threads or tasks share the channel
+//! freely.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use asyncband_core::arity::Many;
+use asyncband_core::chan::Chan;
+use asyncband_core::future::{Closed, Recv, Reserve, RxNode, Send};
+use asyncband_core::storage::{Capacity, Storage};
+
+use crate::error::{
+    RecvError, RecvTimeoutError, SendError, SendTimeoutError, TryRecvError, TrySendError,
+};
+use crate::flavour::Flavour;
+use crate::future::{
+    ClosedFuture, RecvFuture, RecvManyFuture, ReserveFuture, ReserveManyFuture, ReserveOwnedFuture,
+    SendFuture,
+};
+use crate::iter::{IntoIter, Iter, TryIter};
+use crate::permit::{OwnedPermit, Permit, Permits};
+use crate::single::StreamWait;
+
+/// The sending half of an [`mpsc`](crate::mpsc) or [`mpmc`](crate::mpmc)
+/// channel. Clone it for each producer.
+///
+/// The channel closes when the last sender is dropped (weak senders do not
+/// count): receivers drain what was sent, then see it closed.
+///
+/// # Examples
+///
+/// ```
+/// use asyncband::mpsc;
+///
+/// let (tx, mut rx) = mpsc::bounded::<u32, 64>();
+/// let handles: Vec<_> = (0..4)
+///     .map(|id| {
+///         let tx = tx.clone();
+///         std::thread::spawn(move || tx.send_blocking(id).unwrap())
+///     })
+///     .collect();
+/// drop(tx);
+/// handles.into_iter().for_each(|h| h.join().unwrap());
+/// let mut got: Vec<u32> = rx.iter().collect();
+/// got.sort();
+/// assert_eq!(got, [0, 1, 2, 3]);
+/// ```
+pub struct Sender<F: Flavour<Senders = Many>> {
+    pub(crate) chan: Arc<Chan<F::Storage>>,
+}
+
+/// A sender that does not keep the channel open; [`upgrade`](Self::upgrade)
+/// it to send.
+///
+/// # Examples
+///
+/// ```
+/// use asyncband::mpsc;
+///
+/// let (tx, _rx) = mpsc::bounded::<u8, 2>();
+/// let weak = tx.downgrade();
+/// assert!(weak.upgrade().is_some());
+/// drop(tx);
+/// assert!(weak.upgrade().is_none());
+/// ```
+pub struct WeakSender<F: Flavour<Senders = Many>> {
+    chan: Arc<Chan<F::Storage>>,
+}
+
+/// The receiving half of an [`mpmc`](crate::mpmc) channel. Clone it for each
+/// consumer; each value goes to exactly one of them.
+///
+/// The channel closes when the last receiver is dropped, and the values
+/// still queued are dropped then.
+///
+/// # Examples
+///
+/// ```
+/// use asyncband::mpmc;
+///
+/// let (tx, rx) = mpmc::bounded::<u32, 8>();
+/// let rx2 = rx.clone();
+/// tx.try_send(1).unwrap();
+/// tx.try_send(2).unwrap();
+/// assert_eq!(rx.try_recv().unwrap() + rx2.try_recv().unwrap(), 3);
+/// ```
+pub struct Receiver<F: Flavour<Receivers = Many>> {
+    pub(crate) chan: Arc<Chan<F::Storage>>,
+    /// Wait state of `Stream::poll_next`, which has no future to keep it in.
+    pub(crate) stream: StreamWait<RxNode<F::Storage>>,
+}
+
+impl<F: Flavour<Senders = Many>> Sender<F> {
+    pub(crate) fn new(chan: Arc<Chan<F::Storage>>) -> Self {
+        Self { chan }
+    }
+
+    /// Sends `value` if the channel has room now. Never barges past senders
+    /// that are waiting for room.
+    ///
+    /// # Errors
+    ///
+    /// [`TrySendError::Full`] when every slot is taken (or senders are
+    /// waiting; never for an unbounded channel),
+    /// [`TrySendError::Disconnected`] when the channel is closed or every
+    /// receiver is gone. Both hand the value back.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::{error::TrySendError, mpsc};
+    ///
+    /// let (tx, _rx) = mpsc::bounded::<u8, 1>();
+    /// tx.try_send(1).unwrap();
+    /// assert_eq!(tx.try_send(2), Err(TrySendError::Full(2)));
+    /// ```
+    #[inline]
+    pub fn try_send(&self, value: F::Item) -> Result<(), TrySendError<F::Item>> {
+        // SAFETY: many producers may push concurrently.
+        unsafe { self.chan.try_send_unchecked(value) }
+    }
+
+    /// Sends `value`, waiting for room. Waiting senders are served in the
+    /// order they began to wait.
+    ///
+    /// # Errors
+    ///
+    /// [`SendError`] with the value when the channel is closed or every
+    /// receiver is gone.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future before it completes drops the value (it was not
+    /// sent) and passes any slot it had been granted to the next waiter.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use asyncband::mpsc;
+    ///
+    /// let (tx, mut rx) = mpsc::bounded::<u8, 1>();
+    /// tx.send(1).await.unwrap();
+    /// assert_eq!(rx.recv().await, Ok(1));
+    /// # }
+    /// ```
+    pub fn send(&self, value: F::Item) -> SendFuture<'_, F> {
+        // SAFETY: many producers may push concurrently.
+        SendFuture { inner: unsafe { Send::new(&*self.chan, value) } }
+    }
+
+    /// Sends `value`, parking the thread while the channel is full.
+    ///
+    /// # Errors
+    ///
+    /// [`SendError`] with the value when the channel is closed or every
+    /// receiver is gone.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpmc;
+    ///
+    /// let (tx, rx) = mpmc::bounded::<u8, 1>();
+    /// let consumer = std::thread::spawn(move || rx.recv_blocking().unwrap() + rx.recv_blocking().unwrap());
+    /// tx.send_blocking(1).unwrap();
+    /// tx.send_blocking(2).unwrap();
+    /// assert_eq!(consumer.join().unwrap(), 3);
+    /// ```
+    pub fn send_blocking(&self, value: F::Item) -> Result<(), SendError<F::Item>> {
+        // SAFETY: many producers may push concurrently.
+        unsafe { self.chan.send_blocking(value, None) }.map_err(|err| SendError(err.into_inner()))
+    }
+
+    /// Sends `value`, parking the thread for at most `timeout`.
+    ///
+    /// # Errors
+    ///
+    /// [`SendTimeoutError::Timeout`] or [`SendTimeoutError::Disconnected`],
+    /// each with the value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpsc;
+    /// use std::time::Duration;
+    ///
+    /// let (tx, _rx) = mpsc::bounded::<u8, 1>();
+    /// tx.try_send(1).unwrap();
+    /// assert!(tx.send_timeout(2, Duration::from_millis(5)).unwrap_err().is_timeout());
+    /// ```
+    pub fn send_timeout(&self, value: F::Item, timeout: Duration) -> Result<(), SendTimeoutError<F::Item>> {
+        // SAFETY: many producers may push concurrently.
+        unsafe { self.chan.send_blocking(value, Some(Instant::now() + timeout)) }
+    }
+
+    /// Closes the channel for every endpoint: sends fail from now on,
+    /// receivers drain what was sent and then see it closed. Returns true if
+    /// this call closed it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpsc;
+    ///
+    /// let (tx, mut rx) = mpsc::bounded::<u8, 4>();
+    /// tx.try_send(1).unwrap();
+    /// assert!(tx.close());
+    /// assert!(!tx.close());
+    /// assert_eq!(rx.try_recv(), Ok(1));
+    /// assert!(rx.try_recv().is_err());
+    /// ```
+    pub fn close(&self) -> bool {
+        // SAFETY: the producer-side contract only concerns single producers.
+        unsafe { self.chan.close(false) }
+    }
+
+    /// Resolves once the channel is closed or every receiver is gone.
+    ///
+    /// # Cancel safety
+    ///
+    /// Holds nothing; dropping it has no effect on the channel.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use asyncband::mpsc;
+    ///
+    /// let (tx, rx) = mpsc::unbounded::<u8>();
+    /// tokio::spawn(async move { drop(rx) });
+    /// tx.closed().await;
+    /// # }
+    /// ```
+    pub fn closed(&self) -> ClosedFuture<'_, F> {
+        ClosedFuture { inner: Closed::new(&*self.chan) }
+    }
+
+    /// True after `close`, or once every receiver is gone.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpsc;
+    ///
+    /// let (tx, rx) = mpsc::bounded::<u8, 2>();
+    /// drop(rx);
+    /// assert!(tx.is_closed());
+    /// ```
+    pub fn is_closed(&self) -> bool {
+        self.chan.is_closed()
+    }
+
+    /// Values queued now (held permits are not values).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpsc;
+    ///
+    /// let (tx, _rx) = mpsc::bounded::<u8, 4>();
+    /// tx.try_send(1).unwrap();
+    /// assert_eq!(tx.len(), 1);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.chan.storage().len()
+    }
+
+    /// True when no value is queued.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpsc;
+    ///
+    /// let (tx, _rx) = mpsc::bounded::<u8, 4>();
+    /// assert!(tx.is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// True when no `try_send` or `try_reserve` could succeed now: queued
+    /// values, held permits and capacity granted to waiting senders fill the
+    /// bound. Never for unbounded.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpsc;
+    ///
+    /// let (tx, _rx) = mpsc::bounded::<u8, 2>();
+    /// let _permit = tx.try_reserve().unwrap();
+    /// tx.try_send(1).unwrap();
+    /// assert!(tx.is_full());
+    /// ```
+    pub fn is_full(&self) -> bool {
+        crate::is_full::<F>(&self.chan)
+    }
+
+    /// The bound, or `None` for an unbounded channel.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpsc;
+    ///
+    /// let (tx, _rx) = mpsc::bounded::<u8, 8>();
+    /// assert_eq!(tx.capacity(), Some(8));
+    /// ```
+    pub fn capacity(&self) -> Option<usize> {
+        F::CAPACITY
+    }
+
+    /// Live senders, including those held by owned permits; weak senders do
+    /// not count.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpsc;
+    ///
+    /// let (tx, _rx) = mpsc::bounded::<u8, 2>();
+    /// let _tx2 = tx.clone();
+    /// let _weak = tx.downgrade();
+    /// assert_eq!(tx.sender_count(), 2);
+    /// ```
+    pub fn sender_count(&self) -> usize {
+        self.chan.sender_count()
+    }
+
+    /// Live receivers.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpmc;
+    ///
+    /// let (tx, rx) = mpmc::bounded::<u8, 2>();
+    /// let _rx2 = rx.clone();
+    /// assert_eq!(tx.receiver_count(), 2);
+    /// ```
+    pub fn receiver_count(&self) -> usize {
+        self.chan.receiver_count()
+    }
+
+    /// True if `other` is an endpoint of the same channel.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpsc;
+    ///
+    /// let (tx, _rx) = mpsc::bounded::<u8, 2>();
+    /// assert!(tx.same_channel(&tx.clone()));
+    /// ```
+    pub fn same_channel(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.chan, &other.chan)
+    }
+
+    /// A [`WeakSender`] to this channel, which does not keep it open.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpsc;
+    ///
+    /// let (tx, mut rx) = mpsc::unbounded::<u8>();
+    /// let weak = tx.downgrade();
+    /// weak.upgrade().unwrap().try_send(1).unwrap();
+    /// drop(tx);
+    /// assert_eq!(rx.try_recv(), Ok(1));
+    /// assert!(rx.try_recv().is_err());
+    /// ```
+    pub fn downgrade(&self) -> WeakSender<F> {
+        WeakSender { chan: Arc::clone(&self.chan) }
+    }
+}
+
+impl<F: Flavour<Senders = Many, Storage: Capacity>> Sender<F> {
+    /// Reserves one slot now, to send into later without waiting. A permit
+    /// reserves capacity, not a position: its value is ordered by when it is
+    /// sent.
+    ///
+    /// # Errors
+    ///
+    /// [`TrySendError::Full`] when no slot is free (or senders are waiting),
+    /// [`TrySendError::Disconnected`] when the channel is closed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpsc;
+    ///
+    /// let (tx, mut rx) = mpsc::bounded::<u8, 1>();
+    /// let permit = tx.try_reserve().unwrap();
+    /// assert!(tx.try_send(1).is_err());
+    /// permit.send(2).unwrap();
+    /// assert_eq!(rx.try_recv(), Ok(2));
+    /// ```
+    pub fn try_reserve(&self) -> Result<Permit<'_, F>, TrySendError<()>> {
+        // SAFETY: many producers may reserve concurrently.
+        unsafe { self.chan.try_reserve(1) }?;
+        Ok(Permit::new(&self.chan))
+    }
+
+    /// Reserves one slot, waiting in line for it.
+    ///
+    /// # Errors
+    ///
+    /// [`SendError`] when the channel is closed or every receiver is gone.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future passes a slot it had been granted to the next
+    /// waiting sender.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use asyncband::mpmc;
+    ///
+    /// let (tx, rx) = mpmc::bounded::<u8, 1>();
+    /// let permit = tx.reserve().await.unwrap();
+    /// permit.send(5).unwrap();
+    /// assert_eq!(rx.recv().await, Ok(5));
+    /// # }
+    /// ```
+    pub fn reserve(&self) -> ReserveFuture<'_, F> {
+        // SAFETY: many producers may reserve concurrently.
+        ReserveFuture { inner: unsafe { Reserve::new(&*self.chan, 1) } }
+    }
+
+    /// Reserves one slot, parking the thread while the channel is full.
+    ///
+    /// # Errors
+    ///
+    /// [`SendError`] when the channel is closed or every receiver is gone.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpsc;
+    ///
+    /// let (tx, mut rx) = mpsc::bounded::<u8, 1>();
+    /// tx.reserve_blocking().unwrap().send(1).unwrap();
+    /// assert_eq!(rx.try_recv(), Ok(1));
+    /// ```
+    pub fn reserve_blocking(&self) -> Result<Permit<'_, F>, SendError<()>> {
+        // SAFETY: many producers may reserve concurrently.
+        unsafe { self.chan.reserve_blocking(1, None) }.map_err(|_| SendError(()))?;
+        Ok(Permit::new(&self.chan))
+    }
+
+    /// Reserves one slot, parking the thread for at most `timeout`.
+    ///
+    /// # Errors
+    ///
+    /// [`SendTimeoutError::Timeout`] or [`SendTimeoutError::Disconnected`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpsc;
+    /// use std::time::Duration;
+    ///
+    /// let (tx, _rx) = mpsc::bounded::<u8, 1>();
+    /// let _held = tx.try_reserve().unwrap();
+    /// assert!(tx.reserve_timeout(Duration::from_millis(5)).unwrap_err().is_timeout());
+    /// ```
+    pub fn reserve_timeout(&self, timeout: Duration) -> Result<Permit<'_, F>, SendTimeoutError<()>> {
+        // SAFETY: many producers may reserve concurrently.
+        unsafe { self.chan.reserve_blocking(1, Some(Instant::now() + timeout)) }?;
+        Ok(Permit::new(&self.chan))
+    }
+
+    /// Reserves `n` slots at once, now.
+    ///
+    /// # Errors
+    ///
+    /// [`TrySendError::Full`] when fewer than `n` slots are free (or senders
+    /// are waiting), or when `n` is above the capacity;
+    /// [`TrySendError::Disconnected`] when the channel is closed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpsc;
+    ///
+    /// let (tx, _rx) = mpsc::bounded::<u8, 4>();
+    /// assert_eq!(tx.try_reserve_many(4).unwrap().len(), 4);
+    /// assert!(tx.try_reserve_many(5).is_err());
+    /// ```
+    pub fn try_reserve_many(&self, n: usize) -> Result<Permits<'_, F>, TrySendError<()>> {
+        if n > <F::Storage as Capacity>::CAP {
+            return Err(TrySendError::Full(()));
+        }
+        if n > 0 {
+            // SAFETY: many producers may reserve concurrently.
+            unsafe { self.chan.try_reserve(n) }?;
+        }
+        Ok(Permits::new(&self.chan, n))
+    }
+
+    /// Reserves `n` slots at once, waiting in line for them.
+    ///
+    /// # Errors
+    ///
+    /// [`SendError`] when the channel is closed, or at once when `n` is above
+    /// the capacity (it could never succeed).
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future passes every slot it had been granted to the
+    /// next waiting sender.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use asyncband::mpsc;
+    ///
+    /// let (tx, mut rx) = mpsc::bounded::<u8, 4>();
+    /// for permit in tx.reserve_many(2).await.unwrap() {
+    ///     permit.send(1).unwrap();
+    /// }
+    /// assert_eq!(rx.len(), 2);
+    /// # }
+    /// ```
+    pub fn reserve_many(&self, n: usize) -> ReserveManyFuture<'_, F> {
+        ReserveManyFuture::new(&self.chan, n)
+    }
+
+    /// Reserves one slot now with a permit that owns this sender, for use
+    /// in a spawned task.
+    ///
+    /// # Errors
+    ///
+    /// [`TrySendError::Full`] or [`TrySendError::Disconnected`], each handing
+    /// the sender back.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpsc;
+    ///
+    /// let (tx, mut rx) = mpsc::bounded::<u8, 1>();
+    /// let permit = tx.try_reserve_owned().unwrap();
+    /// let tx = permit.send(3).unwrap();
+    /// assert_eq!(rx.try_recv(), Ok(3));
+    /// assert!(tx.try_reserve_owned().is_ok());
+    /// ```
+    pub fn try_reserve_owned(self) -> Result<OwnedPermit<F>, TrySendError<Self>> {
+        // SAFETY: many producers may reserve concurrently.
+        match unsafe { self.chan.try_reserve(1) } {
+            Ok(()) => Ok(OwnedPermit::new(self)),
+            Err(TrySendError::Full(())) => Err(TrySendError::Full(self)),
+            Err(TrySendError::Disconnected(())) => Err(TrySendError::Disconnected(self)),
+        }
+    }
+
+    /// Reserves one slot, waiting in line for it, with a permit that owns
+    /// this sender.
+    ///
+    /// # Errors
+    ///
+    /// [`SendError`] with the sender when the channel is closed.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future drops the sender and passes a slot it had been
+    /// granted to the next waiting sender.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use asyncband::mpsc;
+    ///
+    /// let (tx, mut rx) = mpsc::bounded::<u8, 1>();
+    /// let permit = tx.reserve_owned().await.unwrap();
+    /// tokio::spawn(async move { permit.send(8).unwrap() });
+    /// assert_eq!(rx.recv().await, Ok(8));
+    /// # }
+    /// ```
+    pub fn reserve_owned(self) -> ReserveOwnedFuture<F> {
+        ReserveOwnedFuture::new(self)
+    }
+}
+
+impl<F: Flavour<Senders = Many>> Clone for Sender<F> {
+    fn clone(&self) -> Self {
+        self.chan.add_sender();
+        Self { chan: Arc::clone(&self.chan) }
+    }
+}
+
+impl<F: Flavour<Senders = Many>> Drop for Sender<F> {
+    fn drop(&mut self) {
+        // SAFETY: the producer-side contract only concerns single producers.
+        unsafe { self.chan.drop_sender() };
+    }
+}
+
+impl<F: Flavour<Senders = Many>> fmt::Debug for Sender<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sender").field("chan", &*self.chan).finish()
+    }
+}
+
+impl<F: Flavour<Senders = Many>> WeakSender<F> {
+    /// A sender, if any sender is still alive.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpmc;
+    ///
+    /// let (tx, _rx) = mpmc::unbounded::<u8>();
+    /// let weak = tx.downgrade();
+    /// let tx2 = weak.upgrade().unwrap();
+    /// drop((tx, tx2));
+    /// assert!(weak.upgrade().is_none());
+    /// ```
+    pub fn upgrade(&self) -> Option<Sender<F>> {
+        self.chan.try_add_sender().then(|| Sender { chan: Arc::clone(&self.chan) })
+    }
+}
+
+impl<F: Flavour<Senders = Many>> Clone for WeakSender<F> {
+    fn clone(&self) -> Self {
+        Self { chan: Arc::clone(&self.chan) }
+    }
+}
+
+impl<F: Flavour<Senders = Many>> fmt::Debug for WeakSender<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WeakSender").field("chan", &*self.chan).finish()
+    }
+}
+
+impl<F: Flavour<Receivers = Many>> Receiver<F> {
+    pub(crate) fn new(chan: Arc<Chan<F::Storage>>) -> Self {
+        Self { chan, stream: StreamWait::new() }
+    }
+
+    /// Takes the next value if one is ready.
+    ///
+    /// # Errors
+    ///
+    /// [`TryRecvError::Empty`] when nothing is ready,
+    /// [`TryRecvError::Disconnected`] when the channel is closed (or every
+    /// sender is gone) and drained.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::{error::TryRecvError, mpmc};
+    ///
+    /// let (tx, rx) = mpmc::bounded::<u8, 2>();
+    /// assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+    /// tx.try_send(1).unwrap();
+    /// assert_eq!(rx.try_recv(), Ok(1));
+    /// ```
+    #[inline]
+    pub fn try_recv(&self) -> Result<F::Item, TryRecvError> {
+        // SAFETY: many consumers may pop concurrently.
+        unsafe { self.chan.try_recv() }
+    }
+
+    /// Takes the next value, waiting for one. Waiting receivers are woken in
+    /// the order they began to wait.
+    ///
+    /// # Errors
+    ///
+    /// [`RecvError`] once the channel is closed and drained.
+    ///
+    /// # Cancel safety
+    ///
+    /// A value is taken only when the future completes; dropping it earlier
+    /// loses nothing and passes a wake-up it received to the next receiver.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use asyncband::mpmc;
+    ///
+    /// let (tx, rx) = mpmc::unbounded::<u8>();
+    /// tx.try_send(2).unwrap();
+    /// assert_eq!(rx.recv().await, Ok(2));
+    /// # }
+    /// ```
+    pub fn recv(&self) -> RecvFuture<'_, F> {
+        // SAFETY: many consumers may pop concurrently.
+        RecvFuture { inner: unsafe { Recv::new(&*self.chan) } }
+    }
+
+    /// Takes the next value, parking the thread while the channel is empty.
+    ///
+    /// # Errors
+    ///
+    /// [`RecvError`] once the channel is closed and drained.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpmc;
+    ///
+    /// let (tx, rx) = mpmc::bounded::<u8, 2>();
+    /// std::thread::spawn(move || tx.send_blocking(1).unwrap());
+    /// assert_eq!(rx.recv_blocking(), Ok(1));
+    /// ```
+    pub fn recv_blocking(&self) -> Result<F::Item, RecvError> {
+        // SAFETY: many consumers may pop concurrently.
+        unsafe { self.chan.recv_blocking(None) }.map_err(|_| RecvError)
+    }
+
+    /// Takes the next value, parking the thread for at most `timeout`.
+    ///
+    /// # Errors
+    ///
+    /// [`RecvTimeoutError::Timeout`] or [`RecvTimeoutError::Disconnected`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::{error::RecvTimeoutError, mpmc};
+    /// use std::time::Duration;
+    ///
+    /// let (_tx, rx) = mpmc::bounded::<u8, 2>();
+    /// assert_eq!(rx.recv_timeout(Duration::from_millis(5)), Err(RecvTimeoutError::Timeout));
+    /// ```
+    pub fn recv_timeout(&self, timeout: Duration) -> Result<F::Item, RecvTimeoutError> {
+        // SAFETY: many consumers may pop concurrently.
+        unsafe { self.chan.recv_blocking(Some(Instant::now() + timeout)) }
+    }
+
+    /// Appends up to `limit` ready values to `buf` without waiting; returns
+    /// how many.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpmc;
+    ///
+    /// let (tx, rx) = mpmc::unbounded::<u8>();
+    /// tx.try_send(1).unwrap();
+    /// let mut buf = Vec::new();
+    /// assert_eq!(rx.try_recv_many(&mut buf, 8), 1);
+    /// ```
+    pub fn try_recv_many(&self, buf: &mut Vec<F::Item>, limit: usize) -> usize {
+        // SAFETY: many consumers may pop concurrently.
+        unsafe { crate::drain_into(&self.chan, buf, limit) }
+    }
+
+    /// Waits for at least one value, then appends up to `limit` ready values
+    /// to `buf`; returns how many, `0` once the channel is closed and drained
+    /// (or when `limit` is 0).
+    ///
+    /// # Cancel safety
+    ///
+    /// Values are moved into `buf` only when the future completes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use asyncband::mpmc;
+    ///
+    /// let (tx, rx) = mpmc::bounded::<u8, 4>();
+    /// tx.try_send(1).unwrap();
+    /// let mut buf = Vec::new();
+    /// assert_eq!(rx.recv_many(&mut buf, 4).await, 1);
+    /// # }
+    /// ```
+    pub fn recv_many<'a>(&'a self, buf: &'a mut Vec<F::Item>, limit: usize) -> RecvManyFuture<'a, F> {
+        // SAFETY: many consumers may pop concurrently.
+        RecvManyFuture { inner: unsafe { Recv::new(&*self.chan) }, chan: &self.chan, buf, limit }
+    }
+
+    /// Parks the thread until at least one value is ready, then appends up
+    /// to `limit` ready values to `buf`; returns how many, `0` once the
+    /// channel is closed and drained (or when `limit` is 0).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpmc;
+    ///
+    /// let (tx, rx) = mpmc::unbounded::<u8>();
+    /// tx.try_send(1).unwrap();
+    /// let mut buf = Vec::new();
+    /// assert_eq!(rx.recv_many_blocking(&mut buf, 4), 1);
+    /// ```
+    pub fn recv_many_blocking(&self, buf: &mut Vec<F::Item>, limit: usize) -> usize {
+        if limit == 0 {
+            return 0;
+        }
+        match self.recv_blocking() {
+            Ok(first) => {
+                buf.push(first);
+                1 + self.try_recv_many(buf, limit - 1)
+            }
+            Err(RecvError) => 0,
+        }
+    }
+
+    /// An iterator over the values ready now.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpmc;
+    ///
+    /// let (tx, rx) = mpmc::bounded::<u8, 4>();
+    /// tx.try_send(1).unwrap();
+    /// assert_eq!(rx.try_iter().count(), 1);
+    /// ```
+    pub fn try_iter(&self) -> TryIter<'_, F> {
+        TryIter::new(&self.chan)
+    }
+
+    /// A blocking iterator that ends once the channel is closed and drained.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpmc;
+    ///
+    /// let (tx, rx) = mpmc::unbounded::<u8>();
+    /// tx.try_send(1).unwrap();
+    /// drop(tx);
+    /// assert_eq!(rx.iter().collect::<Vec<_>>(), [1]);
+    /// ```
+    pub fn iter(&self) -> Iter<'_, F> {
+        Iter::new(&self.chan)
+    }
+
+    /// Closes the channel for every endpoint. Returns true if this call
+    /// closed it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpmc;
+    ///
+    /// let (tx, rx) = mpmc::bounded::<u8, 2>();
+    /// assert!(rx.close());
+    /// assert!(tx.try_send(1).is_err());
+    /// ```
+    pub fn close(&self) -> bool {
+        // SAFETY: not a producer: `close(false)` has no contract to keep.
+        unsafe { self.chan.close(false) }
+    }
+
+    /// True after `close`, or once every sender is gone.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpmc;
+    ///
+    /// let (tx, rx) = mpmc::bounded::<u8, 2>();
+    /// drop(tx);
+    /// assert!(rx.is_closed());
+    /// ```
+    pub fn is_closed(&self) -> bool {
+        self.chan.is_closed()
+    }
+
+    /// Values queued now.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpmc;
+    ///
+    /// let (tx, rx) = mpmc::bounded::<u8, 2>();
+    /// tx.try_send(1).unwrap();
+    /// assert_eq!(rx.len(), 1);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.chan.storage().len()
+    }
+
+    /// True when no value is queued.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpmc;
+    ///
+    /// let (_tx, rx) = mpmc::bounded::<u8, 2>();
+    /// assert!(rx.is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// True when no `try_send` or `try_reserve` could succeed now. Never for
+    /// unbounded.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpmc;
+    ///
+    /// let (tx, rx) = mpmc::bounded::<u8, 1>();
+    /// tx.try_send(1).unwrap();
+    /// assert!(rx.is_full());
+    /// ```
+    pub fn is_full(&self) -> bool {
+        crate::is_full::<F>(&self.chan)
+    }
+
+    /// The bound, or `None` for an unbounded channel.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpmc;
+    ///
+    /// let (_tx, rx) = mpmc::bounded::<u8, 2>();
+    /// assert_eq!(rx.capacity(), Some(2));
+    /// ```
+    pub fn capacity(&self) -> Option<usize> {
+        F::CAPACITY
+    }
+
+    /// Live senders.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpmc;
+    ///
+    /// let (tx, rx) = mpmc::bounded::<u8, 2>();
+    /// drop(tx);
+    /// assert_eq!(rx.sender_count(), 0);
+    /// ```
+    pub fn sender_count(&self) -> usize {
+        self.chan.sender_count()
+    }
+
+    /// Live receivers.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpmc;
+    ///
+    /// let (_tx, rx) = mpmc::bounded::<u8, 2>();
+    /// let _rx2 = rx.clone();
+    /// assert_eq!(rx.receiver_count(), 2);
+    /// ```
+    pub fn receiver_count(&self) -> usize {
+        self.chan.receiver_count()
+    }
+
+    /// True if `other` is an endpoint of the same channel.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpmc;
+    ///
+    /// let (_tx, rx) = mpmc::bounded::<u8, 2>();
+    /// assert!(rx.same_channel(&rx.clone()));
+    /// ```
+    pub fn same_channel(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.chan, &other.chan)
+    }
+}
+
+impl<F: Flavour<Receivers = Many>> Clone for Receiver<F> {
+    fn clone(&self) -> Self {
+        self.chan.add_receiver();
+        Self::new(Arc::clone(&self.chan))
+    }
+}
+
+impl<F: Flavour<Receivers = Many>> Drop for Receiver<F> {
+    fn drop(&mut self) {
+        if let Some(node) = &self.stream.node {
+            // SAFETY: the node only ever waited on this channel's receivers.
+            unsafe { self.chan.cancel_recv(node.as_ref(), &mut self.stream.registered) };
+        }
+        // SAFETY: the consumer-side contract only concerns single consumers.
+        unsafe { self.chan.drop_receiver() };
+    }
+}
+
+impl<F: Flavour<Receivers = Many>> fmt::Debug for Receiver<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Receiver").field("chan", &*self.chan).finish()
+    }
+}
+
+impl<'a, F: Flavour<Receivers = Many>> IntoIterator for &'a Receiver<F> {
+    type Item = F::Item;
+    type IntoIter = Iter<'a, F>;
+
+    fn into_iter(self) -> Iter<'a, F> {
+        self.iter()
+    }
+}
+
+impl<F: Flavour<Receivers = Many>> IntoIterator for Receiver<F> {
+    type Item = F::Item;
+    type IntoIter = IntoIter<Self>;
+
+    fn into_iter(self) -> IntoIter<Self> {
+        IntoIter::new(self)
+    }
+}
+
+impl<F: Flavour<Receivers = Many>> crate::iter::BlockingRecv for Receiver<F> {
+    type Item = F::Item;
+
+    fn next_blocking(&mut self) -> Option<F::Item> {
+        self.recv_blocking().ok()
+    }
+}

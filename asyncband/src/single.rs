@@ -1,0 +1,936 @@
+//! The endpoints of a side with exactly one endpoint: the sender of
+//! [`spsc`](crate::spsc) and the receiver of [`spsc`](crate::spsc) and
+//! [`mpsc`](crate::mpsc).
+//!
+//! They are not `Clone`, and operations that move values take `&mut self`:
+//! the borrow is the proof that no other operation on this side runs at the
+//! same time, which lets the channel move values with plain loads and
+//! stores. Their futures borrow the endpoint mutably and are `Send` when the
+//! payload is.
+
+use std::fmt;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use asyncband_core::arity::One;
+use asyncband_core::chan::Chan;
+use asyncband_core::future::{Closed, Recv, Reserve, RxNode, Send};
+use asyncband_core::storage::{Capacity, Storage};
+
+use crate::error::{
+    RecvError, RecvTimeoutError, SendError, SendTimeoutError, TryRecvError, TrySendError,
+};
+use crate::flavour::Flavour;
+use crate::future::{ClosedFuture, RecvFuture, RecvManyFuture, ReserveFuture, ReserveManyFuture, SendFuture};
+use crate::iter::{IntoIter, Iter, TryIter};
+use crate::permit::{Permit, Permits};
+
+/// The sending half of an [`spsc`](crate::spsc) channel.
+///
+/// Moving a value takes `&mut self`; queries take `&self`. Dropping the
+/// sender closes the channel: the receiver drains what was sent, then sees
+/// it closed.
+///
+/// # Examples
+///
+/// ```
+/// use asyncband::spsc;
+///
+/// let (mut tx, mut rx) = spsc::bounded::<&str, 8>();
+/// tx.try_send("tick").unwrap();
+/// assert_eq!(rx.try_recv(), Ok("tick"));
+/// ```
+pub struct Sender<F: Flavour<Senders = One>> {
+    pub(crate) chan: Arc<Chan<F::Storage>>,
+}
+
+/// The receiving half of an [`spsc`](crate::spsc) or [`mpsc`](crate::mpsc)
+/// channel.
+///
+/// Taking a value takes `&mut self`; queries take `&self`. Dropping the
+/// receiver closes the channel and drops every value still queued, at once.
+///
+/// # Examples
+///
+/// ```
+/// use asyncband::mpsc;
+///
+/// let (tx, mut rx) = mpsc::unbounded::<u32>();
+/// tx.try_send(1).unwrap();
+/// assert_eq!(rx.try_recv(), Ok(1));
+/// ```
+pub struct Receiver<F: Flavour<Receivers = One>> {
+    pub(crate) chan: Arc<Chan<F::Storage>>,
+    /// Wait state of `Stream::poll_next`, which has no future to keep it in.
+    pub(crate) stream: StreamWait<RxNode<F::Storage>>,
+}
+
+/// The waiter node a receiver polled as a `Stream` keeps between polls.
+pub(crate) struct StreamWait<N> {
+    pub(crate) node: Option<Pin<Box<N>>>,
+    pub(crate) registered: bool,
+}
+
+impl<N: Default> StreamWait<N> {
+    pub(crate) fn new() -> Self {
+        Self { node: None, registered: false }
+    }
+
+    /// The node, allocated on first use (free for a single receiver's `()`).
+    pub(crate) fn node(&mut self) -> Pin<&N> {
+        self.node.get_or_insert_with(|| Box::pin(N::default())).as_ref()
+    }
+}
+
+impl<F: Flavour<Senders = One>> Sender<F> {
+    pub(crate) fn new(chan: Arc<Chan<F::Storage>>) -> Self {
+        Self { chan }
+    }
+
+    /// Sends `value` if the channel has room now.
+    ///
+    /// # Errors
+    ///
+    /// [`TrySendError::Full`] when every slot is taken (never for an
+    /// unbounded channel), [`TrySendError::Disconnected`] when the channel is
+    /// closed or the receiver is gone. Both hand the value back.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::{error::TrySendError, spsc};
+    ///
+    /// let (mut tx, _rx) = spsc::bounded::<u8, 1>();
+    /// assert_eq!(tx.try_send(1), Ok(()));
+    /// assert_eq!(tx.try_send(2), Err(TrySendError::Full(2)));
+    /// ```
+    #[inline]
+    pub fn try_send(&mut self, value: F::Item) -> Result<(), TrySendError<F::Item>> {
+        // SAFETY: `&mut self` on the only sender: no other producer-side
+        // call runs now.
+        unsafe { self.chan.try_send_unchecked(value) }
+    }
+
+    /// Sends `value`, waiting for room.
+    ///
+    /// # Errors
+    ///
+    /// [`SendError`] with the value when the channel is closed or the
+    /// receiver is gone.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future before it completes drops the value; it was not
+    /// sent.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use asyncband::spsc;
+    ///
+    /// let (mut tx, mut rx) = spsc::bounded::<u64, 4>();
+    /// tx.send(7).await.unwrap();
+    /// assert_eq!(rx.recv().await, Ok(7));
+    /// # }
+    /// ```
+    pub fn send(&mut self, value: F::Item) -> SendFuture<'_, F> {
+        // SAFETY: the future borrows `self` mutably for its whole life, so
+        // it is the only producer while it lives.
+        SendFuture { inner: unsafe { Send::new(&*self.chan, value) } }
+    }
+
+    /// Sends `value`, parking the thread while the channel is full.
+    ///
+    /// # Errors
+    ///
+    /// [`SendError`] with the value when the channel is closed or the
+    /// receiver is gone.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::spsc;
+    ///
+    /// let (mut tx, mut rx) = spsc::bounded::<u32, 1>();
+    /// let consumer = std::thread::spawn(move || (0..3).map(|_| rx.recv_blocking().unwrap()).sum::<u32>());
+    /// for i in 0..3 {
+    ///     tx.send_blocking(i).unwrap();
+    /// }
+    /// assert_eq!(consumer.join().unwrap(), 3);
+    /// ```
+    pub fn send_blocking(&mut self, value: F::Item) -> Result<(), SendError<F::Item>> {
+        // SAFETY: `&mut self` on the only sender.
+        unsafe { self.chan.send_blocking(value, None) }.map_err(|err| SendError(err.into_inner()))
+    }
+
+    /// Sends `value`, parking the thread for at most `timeout` while the
+    /// channel is full.
+    ///
+    /// # Errors
+    ///
+    /// [`SendTimeoutError::Timeout`] when no room came in time,
+    /// [`SendTimeoutError::Disconnected`] when the channel is closed or the
+    /// receiver is gone. Both hand the value back.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::{error::SendTimeoutError, spsc};
+    /// use std::time::Duration;
+    ///
+    /// let (mut tx, _rx) = spsc::bounded::<u8, 1>();
+    /// tx.try_send(1).unwrap();
+    /// let err = tx.send_timeout(2, Duration::from_millis(5)).unwrap_err();
+    /// assert_eq!(err, SendTimeoutError::Timeout(2));
+    /// ```
+    pub fn send_timeout(
+        &mut self,
+        value: F::Item,
+        timeout: Duration,
+    ) -> Result<(), SendTimeoutError<F::Item>> {
+        // SAFETY: `&mut self` on the only sender.
+        unsafe { self.chan.send_blocking(value, Some(Instant::now() + timeout)) }
+    }
+
+    /// Closes the channel: sends fail from now on, the receiver drains what
+    /// was sent and then sees the channel closed. Returns true if this call
+    /// closed it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::spsc;
+    ///
+    /// let (mut tx, mut rx) = spsc::unbounded::<u8>();
+    /// tx.try_send(1).unwrap();
+    /// assert!(tx.close());
+    /// assert!(tx.try_send(2).is_err());
+    /// assert_eq!(rx.try_recv(), Ok(1));
+    /// assert!(rx.try_recv().is_err());
+    /// ```
+    pub fn close(&self) -> bool {
+        // SAFETY: `&self` on the only sender excludes its `&mut self`
+        // operations, so no producer-side call runs now.
+        unsafe { self.chan.close(true) }
+    }
+
+    /// Resolves once the channel is closed or the receiver is gone.
+    ///
+    /// # Cancel safety
+    ///
+    /// Holds nothing; dropping it has no effect on the channel.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use asyncband::spsc;
+    ///
+    /// let (tx, rx) = spsc::bounded::<u8, 2>();
+    /// drop(rx);
+    /// tx.closed().await;
+    /// assert!(tx.is_closed());
+    /// # }
+    /// ```
+    pub fn closed(&self) -> ClosedFuture<'_, F> {
+        ClosedFuture { inner: Closed::new(&*self.chan) }
+    }
+
+    /// True after [`close`](Self::close), or once the receiver is gone.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::spsc;
+    ///
+    /// let (tx, rx) = spsc::bounded::<u8, 2>();
+    /// assert!(!tx.is_closed());
+    /// drop(rx);
+    /// assert!(tx.is_closed());
+    /// ```
+    pub fn is_closed(&self) -> bool {
+        self.chan.is_closed()
+    }
+
+    /// Values queued now (held permits are not values).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::spsc;
+    ///
+    /// let (mut tx, _rx) = spsc::bounded::<u8, 4>();
+    /// tx.try_send(1).unwrap();
+    /// assert_eq!(tx.len(), 1);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.chan.storage().len()
+    }
+
+    /// True when no value is queued.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::spsc;
+    ///
+    /// let (tx, _rx) = spsc::unbounded::<u8>();
+    /// assert!(tx.is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// True when no `try_send` or `try_reserve` could succeed now: queued
+    /// values plus held permits fill the capacity. Never for unbounded.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::spsc;
+    ///
+    /// let (mut tx, _rx) = spsc::bounded::<u8, 1>();
+    /// tx.try_send(1).unwrap();
+    /// assert!(tx.is_full());
+    /// ```
+    pub fn is_full(&self) -> bool {
+        crate::is_full::<F>(&self.chan)
+    }
+
+    /// The bound, or `None` for an unbounded channel.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::spsc;
+    ///
+    /// let (tx, _rx) = spsc::bounded::<u8, 16>();
+    /// assert_eq!(tx.capacity(), Some(16));
+    /// ```
+    pub fn capacity(&self) -> Option<usize> {
+        F::CAPACITY
+    }
+
+    /// Live senders: 1 while this sender lives.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::spsc;
+    ///
+    /// let (tx, _rx) = spsc::bounded::<u8, 2>();
+    /// assert_eq!(tx.sender_count(), 1);
+    /// ```
+    pub fn sender_count(&self) -> usize {
+        self.chan.sender_count()
+    }
+
+    /// Live receivers: 1, or 0 once the receiver is gone.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::spsc;
+    ///
+    /// let (tx, rx) = spsc::bounded::<u8, 2>();
+    /// drop(rx);
+    /// assert_eq!(tx.receiver_count(), 0);
+    /// ```
+    pub fn receiver_count(&self) -> usize {
+        self.chan.receiver_count()
+    }
+
+    /// True if `other` is an endpoint of the same channel.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::spsc;
+    ///
+    /// let (a, _ra) = spsc::bounded::<u8, 2>();
+    /// let (b, _rb) = spsc::bounded::<u8, 2>();
+    /// assert!(a.same_channel(&a));
+    /// assert!(!a.same_channel(&b));
+    /// ```
+    pub fn same_channel(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.chan, &other.chan)
+    }
+}
+
+impl<F: Flavour<Senders = One, Storage: Capacity>> Sender<F> {
+    /// Reserves one slot now, to send into later without waiting.
+    ///
+    /// # Errors
+    ///
+    /// [`TrySendError::Full`] when no slot is free,
+    /// [`TrySendError::Disconnected`] when the channel is closed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::spsc;
+    ///
+    /// let (mut tx, mut rx) = spsc::bounded::<String, 2>();
+    /// let permit = tx.try_reserve().unwrap();
+    /// permit.send("built after reserving".to_string()).unwrap();
+    /// assert_eq!(rx.try_recv().unwrap(), "built after reserving");
+    /// ```
+    pub fn try_reserve(&mut self) -> Result<Permit<'_, F>, TrySendError<()>> {
+        // SAFETY: `&mut self` on the only sender.
+        unsafe { self.chan.try_reserve(1) }?;
+        Ok(Permit::new(&self.chan))
+    }
+
+    /// Reserves one slot, waiting for one.
+    ///
+    /// # Errors
+    ///
+    /// [`SendError`] when the channel is closed or the receiver is gone.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future gives back a slot it had been granted.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use asyncband::spsc;
+    ///
+    /// let (mut tx, mut rx) = spsc::bounded::<u8, 1>();
+    /// tx.reserve().await.unwrap().send(3).unwrap();
+    /// assert_eq!(rx.recv().await, Ok(3));
+    /// # }
+    /// ```
+    pub fn reserve(&mut self) -> ReserveFuture<'_, F> {
+        // SAFETY: the future borrows `self` mutably for its whole life.
+        ReserveFuture { inner: unsafe { Reserve::new(&*self.chan, 1) } }
+    }
+
+    /// Reserves one slot, parking the thread while the channel is full.
+    ///
+    /// # Errors
+    ///
+    /// [`SendError`] when the channel is closed or the receiver is gone.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::spsc;
+    ///
+    /// let (mut tx, mut rx) = spsc::bounded::<u8, 1>();
+    /// tx.reserve_blocking().unwrap().send(4).unwrap();
+    /// assert_eq!(rx.try_recv(), Ok(4));
+    /// ```
+    pub fn reserve_blocking(&mut self) -> Result<Permit<'_, F>, SendError<()>> {
+        // SAFETY: `&mut self` on the only sender.
+        unsafe { self.chan.reserve_blocking(1, None) }.map_err(|_| SendError(()))?;
+        Ok(Permit::new(&self.chan))
+    }
+
+    /// Reserves one slot, parking the thread for at most `timeout`.
+    ///
+    /// # Errors
+    ///
+    /// [`SendTimeoutError::Timeout`] or [`SendTimeoutError::Disconnected`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::spsc;
+    /// use std::time::Duration;
+    ///
+    /// let (mut tx, _rx) = spsc::bounded::<u8, 1>();
+    /// tx.try_send(1).unwrap();
+    /// assert!(tx.reserve_timeout(Duration::from_millis(5)).unwrap_err().is_timeout());
+    /// ```
+    pub fn reserve_timeout(&mut self, timeout: Duration) -> Result<Permit<'_, F>, SendTimeoutError<()>> {
+        // SAFETY: `&mut self` on the only sender.
+        unsafe { self.chan.reserve_blocking(1, Some(Instant::now() + timeout)) }?;
+        Ok(Permit::new(&self.chan))
+    }
+
+    /// Reserves `n` slots at once, now.
+    ///
+    /// # Errors
+    ///
+    /// [`TrySendError::Full`] when fewer than `n` slots are free, or when `n`
+    /// is above the capacity (it could never succeed);
+    /// [`TrySendError::Disconnected`] when the channel is closed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::spsc;
+    ///
+    /// let (mut tx, mut rx) = spsc::bounded::<u8, 4>();
+    /// let permits = tx.try_reserve_many(3).unwrap();
+    /// for (i, permit) in permits.enumerate() {
+    ///     permit.send(i as u8).unwrap();
+    /// }
+    /// assert_eq!(rx.try_recv(), Ok(0));
+    /// ```
+    pub fn try_reserve_many(&mut self, n: usize) -> Result<Permits<'_, F>, TrySendError<()>> {
+        if n > <F::Storage as Capacity>::CAP {
+            return Err(TrySendError::Full(()));
+        }
+        if n > 0 {
+            // SAFETY: `&mut self` on the only sender.
+            unsafe { self.chan.try_reserve(n) }?;
+        }
+        Ok(Permits::new(&self.chan, n))
+    }
+
+    /// Reserves `n` slots at once, waiting in line for them.
+    ///
+    /// # Errors
+    ///
+    /// [`SendError`] when the channel is closed, or at once when `n` is above
+    /// the capacity (it could never succeed).
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future gives back every slot it had been granted.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use asyncband::spsc;
+    ///
+    /// let (mut tx, _rx) = spsc::bounded::<u8, 4>();
+    /// let permits = tx.reserve_many(4).await.unwrap();
+    /// assert_eq!(permits.len(), 4);
+    /// # }
+    /// ```
+    pub fn reserve_many(&mut self, n: usize) -> ReserveManyFuture<'_, F> {
+        ReserveManyFuture::new(&self.chan, n)
+    }
+}
+
+impl<F: Flavour<Senders = One>> Drop for Sender<F> {
+    fn drop(&mut self) {
+        // SAFETY: `&mut self` on the only sender.
+        unsafe { self.chan.drop_sender() };
+    }
+}
+
+impl<F: Flavour<Senders = One>> fmt::Debug for Sender<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sender").field("chan", &*self.chan).finish()
+    }
+}
+
+impl<F: Flavour<Receivers = One>> Receiver<F> {
+    pub(crate) fn new(chan: Arc<Chan<F::Storage>>) -> Self {
+        Self { chan, stream: StreamWait::new() }
+    }
+
+    /// Takes the next value if one is ready.
+    ///
+    /// # Errors
+    ///
+    /// [`TryRecvError::Empty`] when nothing is ready,
+    /// [`TryRecvError::Disconnected`] when the channel is closed (or every
+    /// sender is gone) and drained.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::{error::TryRecvError, spsc};
+    ///
+    /// let (mut tx, mut rx) = spsc::bounded::<u8, 2>();
+    /// assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+    /// tx.try_send(5).unwrap();
+    /// assert_eq!(rx.try_recv(), Ok(5));
+    /// ```
+    #[inline]
+    pub fn try_recv(&mut self) -> Result<F::Item, TryRecvError> {
+        // SAFETY: `&mut self` on the only receiver.
+        unsafe { self.chan.try_recv() }
+    }
+
+    /// Takes the next value, waiting for one.
+    ///
+    /// # Errors
+    ///
+    /// [`RecvError`] once the channel is closed (or every sender is gone)
+    /// and drained.
+    ///
+    /// # Cancel safety
+    ///
+    /// A value is taken only when the future completes; dropping it earlier
+    /// loses nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use asyncband::mpsc;
+    ///
+    /// let (tx, mut rx) = mpsc::bounded::<u8, 2>();
+    /// tokio::spawn(async move { tx.send(9).await.unwrap() });
+    /// assert_eq!(rx.recv().await, Ok(9));
+    /// # }
+    /// ```
+    pub fn recv(&mut self) -> RecvFuture<'_, F> {
+        // SAFETY: the future borrows `self` mutably for its whole life.
+        RecvFuture { inner: unsafe { Recv::new(&*self.chan) } }
+    }
+
+    /// Takes the next value, parking the thread while the channel is empty.
+    ///
+    /// # Errors
+    ///
+    /// [`RecvError`] once the channel is closed and drained.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::spsc;
+    ///
+    /// let (mut tx, mut rx) = spsc::unbounded::<u8>();
+    /// std::thread::spawn(move || tx.send_blocking(1).unwrap());
+    /// assert_eq!(rx.recv_blocking(), Ok(1));
+    /// ```
+    pub fn recv_blocking(&mut self) -> Result<F::Item, RecvError> {
+        // SAFETY: `&mut self` on the only receiver.
+        unsafe { self.chan.recv_blocking(None) }.map_err(|_| RecvError)
+    }
+
+    /// Takes the next value, parking the thread for at most `timeout`.
+    ///
+    /// # Errors
+    ///
+    /// [`RecvTimeoutError::Timeout`] when nothing came in time,
+    /// [`RecvTimeoutError::Disconnected`] once closed and drained.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::{error::RecvTimeoutError, spsc};
+    /// use std::time::Duration;
+    ///
+    /// let (_tx, mut rx) = spsc::bounded::<u8, 2>();
+    /// assert_eq!(rx.recv_timeout(Duration::from_millis(5)), Err(RecvTimeoutError::Timeout));
+    /// ```
+    pub fn recv_timeout(&mut self, timeout: Duration) -> Result<F::Item, RecvTimeoutError> {
+        // SAFETY: `&mut self` on the only receiver.
+        unsafe { self.chan.recv_blocking(Some(Instant::now() + timeout)) }
+    }
+
+    /// Appends up to `limit` ready values to `buf` without waiting; returns
+    /// how many.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::spsc;
+    ///
+    /// let (mut tx, mut rx) = spsc::bounded::<u8, 8>();
+    /// for i in 0..5 {
+    ///     tx.try_send(i).unwrap();
+    /// }
+    /// let mut buf = Vec::new();
+    /// assert_eq!(rx.try_recv_many(&mut buf, 3), 3);
+    /// assert_eq!(buf, [0, 1, 2]);
+    /// ```
+    pub fn try_recv_many(&mut self, buf: &mut Vec<F::Item>, limit: usize) -> usize {
+        // SAFETY: `&mut self` on the only receiver.
+        unsafe { crate::drain_into(&self.chan, buf, limit) }
+    }
+
+    /// Waits for at least one value, then appends up to `limit` ready values
+    /// to `buf`; returns how many, `0` once the channel is closed and drained
+    /// (or when `limit` is 0).
+    ///
+    /// # Cancel safety
+    ///
+    /// Values are moved into `buf` only when the future completes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use asyncband::mpsc;
+    ///
+    /// let (tx, mut rx) = mpsc::unbounded::<u8>();
+    /// tx.try_send(1).unwrap();
+    /// tx.try_send(2).unwrap();
+    /// let mut buf = Vec::new();
+    /// assert_eq!(rx.recv_many(&mut buf, 10).await, 2);
+    /// # }
+    /// ```
+    pub fn recv_many<'a>(&'a mut self, buf: &'a mut Vec<F::Item>, limit: usize) -> RecvManyFuture<'a, F> {
+        // SAFETY: the future borrows `self` mutably for its whole life.
+        RecvManyFuture { inner: unsafe { Recv::new(&*self.chan) }, chan: &self.chan, buf, limit }
+    }
+
+    /// Parks the thread until at least one value is ready, then appends up
+    /// to `limit` ready values to `buf`; returns how many, `0` once the
+    /// channel is closed and drained (or when `limit` is 0).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::spsc;
+    ///
+    /// let (mut tx, mut rx) = spsc::unbounded::<u8>();
+    /// tx.try_send(1).unwrap();
+    /// drop(tx);
+    /// let mut buf = Vec::new();
+    /// assert_eq!(rx.recv_many_blocking(&mut buf, 4), 1);
+    /// assert_eq!(rx.recv_many_blocking(&mut buf, 4), 0);
+    /// ```
+    pub fn recv_many_blocking(&mut self, buf: &mut Vec<F::Item>, limit: usize) -> usize {
+        if limit == 0 {
+            return 0;
+        }
+        match self.recv_blocking() {
+            Ok(first) => {
+                buf.push(first);
+                1 + self.try_recv_many(buf, limit - 1)
+            }
+            Err(RecvError) => 0,
+        }
+    }
+
+    /// An iterator over the values ready now; it ends at the first empty
+    /// check.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::spsc;
+    ///
+    /// let (mut tx, mut rx) = spsc::bounded::<u8, 4>();
+    /// tx.try_send(1).unwrap();
+    /// tx.try_send(2).unwrap();
+    /// assert_eq!(rx.try_iter().collect::<Vec<_>>(), [1, 2]);
+    /// ```
+    pub fn try_iter(&mut self) -> TryIter<'_, F> {
+        TryIter::new(&self.chan)
+    }
+
+    /// A blocking iterator: it parks while the channel is empty and ends
+    /// once the channel is closed and drained.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::spsc;
+    ///
+    /// let (mut tx, mut rx) = spsc::unbounded::<u8>();
+    /// std::thread::spawn(move || {
+    ///     for i in 0..3 {
+    ///         tx.send_blocking(i).unwrap();
+    ///     }
+    /// });
+    /// assert_eq!(rx.iter().sum::<u8>(), 3);
+    /// ```
+    pub fn iter(&mut self) -> Iter<'_, F> {
+        Iter::new(&self.chan)
+    }
+
+    /// The next value, left in place: it still counts in `len` and against
+    /// the capacity. `None` when nothing is ready.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::spsc;
+    ///
+    /// let (mut tx, mut rx) = spsc::bounded::<String, 2>();
+    /// tx.try_send("first".to_string()).unwrap();
+    /// assert_eq!(rx.peek().map(String::as_str), Some("first"));
+    /// assert_eq!(rx.len(), 1);
+    /// assert_eq!(rx.try_recv().unwrap(), "first");
+    /// ```
+    pub fn peek(&mut self) -> Option<&F::Item> {
+        // SAFETY: `&mut self` on the only receiver; the reference borrows
+        // `self`, so no receive can run while it lives.
+        unsafe { self.chan.storage().peek() }
+    }
+
+    /// Closes the channel: sends fail from now on; this receiver drains
+    /// what was sent, then sees the channel closed. Returns true if this call
+    /// closed it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpsc;
+    ///
+    /// let (tx, mut rx) = mpsc::bounded::<u8, 2>();
+    /// tx.try_send(1).unwrap();
+    /// assert!(rx.close());
+    /// assert!(tx.try_send(2).is_err());
+    /// assert_eq!(rx.try_recv(), Ok(1));
+    /// ```
+    pub fn close(&self) -> bool {
+        // SAFETY: not the producer: `close(false)` has no contract to keep.
+        unsafe { self.chan.close(false) }
+    }
+
+    /// True after [`close`](Self::close), or once every sender is gone.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpsc;
+    ///
+    /// let (tx, rx) = mpsc::bounded::<u8, 2>();
+    /// drop(tx);
+    /// assert!(rx.is_closed());
+    /// ```
+    pub fn is_closed(&self) -> bool {
+        self.chan.is_closed()
+    }
+
+    /// Values queued now.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpsc;
+    ///
+    /// let (tx, rx) = mpsc::bounded::<u8, 2>();
+    /// tx.try_send(1).unwrap();
+    /// assert_eq!(rx.len(), 1);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.chan.storage().len()
+    }
+
+    /// True when no value is queued.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpsc;
+    ///
+    /// let (_tx, rx) = mpsc::bounded::<u8, 2>();
+    /// assert!(rx.is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// True when no `try_send` or `try_reserve` could succeed now. Never for
+    /// unbounded.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpsc;
+    ///
+    /// let (tx, rx) = mpsc::bounded::<u8, 1>();
+    /// tx.try_send(1).unwrap();
+    /// assert!(rx.is_full());
+    /// ```
+    pub fn is_full(&self) -> bool {
+        crate::is_full::<F>(&self.chan)
+    }
+
+    /// The bound, or `None` for an unbounded channel.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpsc;
+    ///
+    /// let (_tx, rx) = mpsc::unbounded::<u8>();
+    /// assert_eq!(rx.capacity(), None);
+    /// ```
+    pub fn capacity(&self) -> Option<usize> {
+        F::CAPACITY
+    }
+
+    /// Live senders.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpsc;
+    ///
+    /// let (tx, rx) = mpsc::bounded::<u8, 2>();
+    /// let tx2 = tx.clone();
+    /// assert_eq!(rx.sender_count(), 2);
+    /// ```
+    pub fn sender_count(&self) -> usize {
+        self.chan.sender_count()
+    }
+
+    /// Live receivers: 1 while this receiver lives.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpsc;
+    ///
+    /// let (_tx, rx) = mpsc::bounded::<u8, 2>();
+    /// assert_eq!(rx.receiver_count(), 1);
+    /// ```
+    pub fn receiver_count(&self) -> usize {
+        self.chan.receiver_count()
+    }
+
+    /// True if `other` is an endpoint of the same channel.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpsc;
+    ///
+    /// let (_a, ra) = mpsc::bounded::<u8, 2>();
+    /// assert!(ra.same_channel(&ra));
+    /// ```
+    pub fn same_channel(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.chan, &other.chan)
+    }
+}
+
+impl<F: Flavour<Receivers = One>> Drop for Receiver<F> {
+    fn drop(&mut self) {
+        if let Some(node) = &self.stream.node {
+            // SAFETY: the node only ever waited on this channel's receivers.
+            unsafe { self.chan.cancel_recv(node.as_ref(), &mut self.stream.registered) };
+        }
+        // SAFETY: `&mut self` on the only receiver.
+        unsafe { self.chan.drop_receiver() };
+    }
+}
+
+impl<F: Flavour<Receivers = One>> fmt::Debug for Receiver<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Receiver").field("chan", &*self.chan).finish()
+    }
+}
+
+impl<'a, F: Flavour<Receivers = One>> IntoIterator for &'a mut Receiver<F> {
+    type Item = F::Item;
+    type IntoIter = Iter<'a, F>;
+
+    fn into_iter(self) -> Iter<'a, F> {
+        self.iter()
+    }
+}
+
+impl<F: Flavour<Receivers = One>> IntoIterator for Receiver<F> {
+    type Item = F::Item;
+    type IntoIter = IntoIter<Self>;
+
+    fn into_iter(self) -> IntoIter<Self> {
+        IntoIter::new(self)
+    }
+}
+
+impl<F: Flavour<Receivers = One>> crate::iter::BlockingRecv for Receiver<F> {
+    type Item = F::Item;
+
+    fn next_blocking(&mut self) -> Option<F::Item> {
+        self.recv_blocking().ok()
+    }
+}
