@@ -43,7 +43,10 @@ pub(crate) struct Boundary {
 
 impl Boundary {
     pub(crate) fn new() -> Self {
-        Self { closed: AtomicBool::new(false), frozen: AtomicU64::new(OPEN) }
+        Self {
+            closed: AtomicBool::new(false),
+            frozen: AtomicU64::new(OPEN),
+        }
     }
 
     /// Whether the channel is closed: a `SeqCst` load (free on x86), the
@@ -65,7 +68,10 @@ impl Boundary {
         // ORDERING: SeqCst; the winner's value is read by the others'
         // failing compare-exchange, which also orders their later reads of
         // the slots after the winner's view of them.
-        match self.frozen.compare_exchange(OPEN, seen, Ordering::SeqCst, Ordering::SeqCst) {
+        match self
+            .frozen
+            .compare_exchange(OPEN, seen, Ordering::SeqCst, Ordering::SeqCst)
+        {
             Ok(_) => seen,
             Err(frozen) => frozen,
         }

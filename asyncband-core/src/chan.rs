@@ -33,7 +33,7 @@ use crate::error::{
 };
 use crate::future::{Recv, Reserve, Send as SendFuture};
 use crate::park::{Backoff, block_on};
-use crate::storage::{Capacity, PopError, PushError, Storage};
+use crate::storage::{PopError, PushError, Storage};
 use crate::sync::{Arc, AtomicUsize, Ordering};
 use crate::wait::{Queue, WaitSet};
 
@@ -155,9 +155,10 @@ impl<S: Storage> Chan<S> {
 
     /// Grants free capacity to waiting senders, front first.
     pub(crate) fn grant_senders(&self) {
-        self.waiters
-            .tx
-            .grant(|n| self.storage.grant(n), |waiting| self.storage.set_waiting(waiting));
+        self.waiters.tx.grant(
+            |n| self.storage.grant(n),
+            |waiting| self.storage.set_waiting(waiting),
+        );
     }
 
     /// Gives back `units` of capacity a sender held and passes them on.
@@ -250,7 +251,9 @@ impl<S: Storage> Chan<S> {
             // SAFETY: forwarded from the caller.
             match unsafe { self.try_send_unchecked(value) } {
                 Ok(()) => return Ok(()),
-                Err(TrySendError::Disconnected(v)) => return Err(SendTimeoutError::Disconnected(v)),
+                Err(TrySendError::Disconnected(v)) => {
+                    return Err(SendTimeoutError::Disconnected(v));
+                }
                 Err(TrySendError::Full(v)) => value = v,
             }
             if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
@@ -281,7 +284,10 @@ impl<S: Storage> Chan<S> {
     /// # Safety
     ///
     /// Single-consumer contract (module docs).
-    pub unsafe fn recv_blocking(&self, deadline: Option<Instant>) -> Result<S::Item, RecvTimeoutError> {
+    pub unsafe fn recv_blocking(
+        &self,
+        deadline: Option<Instant>,
+    ) -> Result<S::Item, RecvTimeoutError> {
         let mut backoff = Backoff::new();
         loop {
             // SAFETY: forwarded from the caller.
@@ -324,7 +330,9 @@ impl<S: Storage> Chan<S> {
 
     fn wake_all(&self) {
         self.waiters.rx.wake_all(|_| ());
-        self.waiters.tx.wake_all(|waiting| self.storage.set_waiting(waiting));
+        self.waiters
+            .tx
+            .wake_all(|waiting| self.storage.set_waiting(waiting));
         self.waiters.closed.wake_all(|_| ());
     }
 
@@ -431,7 +439,7 @@ where
 pub trait MultiProducer: Arity {}
 impl MultiProducer for crate::arity::Many {}
 
-impl<S: Capacity> Chan<S> {
+impl<S: Storage> Chan<S> {
     /// Reserves `n` units of capacity now, for permits.
     ///
     /// # Safety

@@ -23,7 +23,7 @@ use std::task::{Context, Poll};
 
 use crate::chan::{Chan, RxWait, TxWait};
 use crate::error::{RecvError, SendError};
-use crate::storage::{Capacity, PopError, PushError, Storage};
+use crate::storage::{PopError, PushError, Storage};
 use crate::sync::{spin_hint, thread};
 use crate::wait::{QueueNode, WaitSet};
 
@@ -107,7 +107,8 @@ impl<S: Storage> Chan<S> {
         if std::mem::take(registered) {
             // SAFETY: the caller's contract.
             let units = unsafe {
-                self.tx_wait().cancel(node, |waiting| self.storage().set_waiting(waiting))
+                self.tx_wait()
+                    .cancel(node, |waiting| self.storage().set_waiting(waiting))
             };
             self.return_units(units);
         }
@@ -227,7 +228,7 @@ impl<S: Storage> Chan<S> {
     }
 }
 
-impl<S: Capacity> Chan<S> {
+impl<S: Storage> Chan<S> {
     /// Polls a reservation of `n` units (`1 <= n <= CAP`).
     ///
     /// # Safety
@@ -319,7 +320,10 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Send<S, H> {
         // fields are not structurally pinned.
         let this = unsafe { self.get_unchecked_mut() };
         // SAFETY: the node is pinned (we are) and only used with this chan.
-        unsafe { this.chan.cancel_send(Pin::new_unchecked(&this.node), &mut this.registered) };
+        unsafe {
+            this.chan
+                .cancel_send(Pin::new_unchecked(&this.node), &mut this.registered)
+        };
         this.value.take()
     }
 }
@@ -347,13 +351,18 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Drop for Send<S, H> {
     fn drop(&mut self) {
         // SAFETY: a future is only dropped in place, so `node` is still
         // pinned; it was only used with this channel.
-        unsafe { self.chan.cancel_send(Pin::new_unchecked(&self.node), &mut self.registered) };
+        unsafe {
+            self.chan
+                .cancel_send(Pin::new_unchecked(&self.node), &mut self.registered)
+        };
     }
 }
 
 impl<S: Storage, H: Deref<Target = Chan<S>>> fmt::Debug for Send<S, H> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Send").field("waiting", &self.registered).finish_non_exhaustive()
+        f.debug_struct("Send")
+            .field("waiting", &self.registered)
+            .finish_non_exhaustive()
     }
 }
 
@@ -379,7 +388,12 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Recv<S, H> {
     /// The single-consumer contract of [`Chan`] holds for as long as the
     /// future lives.
     pub unsafe fn new(chan: H) -> Self {
-        Self { chan, node: Default::default(), registered: false, _pinned: PhantomPinned }
+        Self {
+            chan,
+            node: Default::default(),
+            registered: false,
+            _pinned: PhantomPinned,
+        }
     }
 }
 
@@ -391,20 +405,28 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Future for Recv<S, H> {
         let this = unsafe { self.get_unchecked_mut() };
         // SAFETY: the node is pinned with us; single-consumer contract from
         // `new`.
-        unsafe { this.chan.poll_recv(Pin::new_unchecked(&this.node), &mut this.registered, cx) }
+        unsafe {
+            this.chan
+                .poll_recv(Pin::new_unchecked(&this.node), &mut this.registered, cx)
+        }
     }
 }
 
 impl<S: Storage, H: Deref<Target = Chan<S>>> Drop for Recv<S, H> {
     fn drop(&mut self) {
         // SAFETY: dropped in place, so still pinned; only used with this chan.
-        unsafe { self.chan.cancel_recv(Pin::new_unchecked(&self.node), &mut self.registered) };
+        unsafe {
+            self.chan
+                .cancel_recv(Pin::new_unchecked(&self.node), &mut self.registered)
+        };
     }
 }
 
 impl<S: Storage, H: Deref<Target = Chan<S>>> fmt::Debug for Recv<S, H> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Recv").field("waiting", &self.registered).finish_non_exhaustive()
+        f.debug_struct("Recv")
+            .field("waiting", &self.registered)
+            .finish_non_exhaustive()
     }
 }
 
@@ -415,7 +437,7 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> fmt::Debug for Recv<S, H> {
 ///
 /// Dropping the future returns every unit it was granted, in full or in
 /// part, and passes them to the next waiting sender.
-pub struct Reserve<S: Capacity, H: Deref<Target = Chan<S>>> {
+pub struct Reserve<S: Storage, H: Deref<Target = Chan<S>>> {
     chan: H,
     n: usize,
     node: TxNode<S>,
@@ -423,7 +445,7 @@ pub struct Reserve<S: Capacity, H: Deref<Target = Chan<S>>> {
     _pinned: PhantomPinned,
 }
 
-impl<S: Capacity, H: Deref<Target = Chan<S>>> Reserve<S, H> {
+impl<S: Storage, H: Deref<Target = Chan<S>>> Reserve<S, H> {
     /// A future that reserves `n` units (`1 <= n <= CAP`) of `chan`.
     ///
     /// # Safety
@@ -431,17 +453,26 @@ impl<S: Capacity, H: Deref<Target = Chan<S>>> Reserve<S, H> {
     /// The single-producer contract of [`Chan`] holds for as long as the
     /// future lives.
     pub unsafe fn new(chan: H, n: usize) -> Self {
-        debug_assert!(n >= 1 && n <= S::CAP);
-        Self { chan, n, node: Default::default(), registered: false, _pinned: PhantomPinned }
+        debug_assert!(n >= 1 && S::CAPACITY.is_none_or(|cap| n <= cap));
+        Self {
+            chan,
+            n,
+            node: Default::default(),
+            registered: false,
+            _pinned: PhantomPinned,
+        }
     }
 
-    /// The channel handle.
-    pub fn chan(&self) -> &H {
-        &self.chan
+    /// A copy of the channel handle (a shared reference, typically).
+    pub fn handle(&self) -> H
+    where
+        H: Copy,
+    {
+        self.chan
     }
 }
 
-impl<S: Capacity, H: Deref<Target = Chan<S>>> Future for Reserve<S, H> {
+impl<S: Storage, H: Deref<Target = Chan<S>>> Future for Reserve<S, H> {
     type Output = Result<(), SendError<()>>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
@@ -449,21 +480,32 @@ impl<S: Capacity, H: Deref<Target = Chan<S>>> Future for Reserve<S, H> {
         let this = unsafe { self.get_unchecked_mut() };
         // SAFETY: the node is pinned with us; contract from `new`.
         unsafe {
-            this.chan.poll_reserve(Pin::new_unchecked(&this.node), &mut this.registered, this.n, cx)
+            this.chan.poll_reserve(
+                Pin::new_unchecked(&this.node),
+                &mut this.registered,
+                this.n,
+                cx,
+            )
         }
     }
 }
 
-impl<S: Capacity, H: Deref<Target = Chan<S>>> Drop for Reserve<S, H> {
+impl<S: Storage, H: Deref<Target = Chan<S>>> Drop for Reserve<S, H> {
     fn drop(&mut self) {
         // SAFETY: dropped in place, so still pinned; only used with this chan.
-        unsafe { self.chan.cancel_send(Pin::new_unchecked(&self.node), &mut self.registered) };
+        unsafe {
+            self.chan
+                .cancel_send(Pin::new_unchecked(&self.node), &mut self.registered)
+        };
     }
 }
 
-impl<S: Capacity, H: Deref<Target = Chan<S>>> fmt::Debug for Reserve<S, H> {
+impl<S: Storage, H: Deref<Target = Chan<S>>> fmt::Debug for Reserve<S, H> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Reserve").field("units", &self.n).field("waiting", &self.registered).finish()
+        f.debug_struct("Reserve")
+            .field("units", &self.n)
+            .field("waiting", &self.registered)
+            .finish()
     }
 }
 
@@ -481,7 +523,11 @@ pub struct Closed<S: Storage, H: Deref<Target = Chan<S>>> {
 impl<S: Storage, H: Deref<Target = Chan<S>>> Closed<S, H> {
     /// A future that waits for `chan` to close.
     pub fn new(chan: H) -> Self {
-        Self { chan, node: QueueNode::default(), registered: false }
+        Self {
+            chan,
+            node: QueueNode::default(),
+            registered: false,
+        }
     }
 }
 
@@ -492,19 +538,27 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Future for Closed<S, H> {
         // SAFETY: `node` is never moved out of the pinned future.
         let this = unsafe { self.get_unchecked_mut() };
         // SAFETY: the node is pinned with us and only used with this chan.
-        unsafe { this.chan.poll_closed(Pin::new_unchecked(&this.node), &mut this.registered, cx) }
+        unsafe {
+            this.chan
+                .poll_closed(Pin::new_unchecked(&this.node), &mut this.registered, cx)
+        }
     }
 }
 
 impl<S: Storage, H: Deref<Target = Chan<S>>> Drop for Closed<S, H> {
     fn drop(&mut self) {
         // SAFETY: dropped in place, so still pinned; only used with this chan.
-        unsafe { self.chan.cancel_closed(Pin::new_unchecked(&self.node), &mut self.registered) };
+        unsafe {
+            self.chan
+                .cancel_closed(Pin::new_unchecked(&self.node), &mut self.registered)
+        };
     }
 }
 
 impl<S: Storage, H: Deref<Target = Chan<S>>> fmt::Debug for Closed<S, H> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Closed").field("waiting", &self.registered).finish()
+        f.debug_struct("Closed")
+            .field("waiting", &self.registered)
+            .finish()
     }
 }

@@ -57,12 +57,12 @@ mod sync;
 
 pub use slot::{NoStamp, Stamp, Stamped};
 
+/// The reference count that endpoints share a [`Chan`](chan::Chan) through.
+#[doc(hidden)]
+#[cfg(asyncband_loom)]
+pub use loom::sync::Arc;
 /// The reference count that endpoints share a [`Chan`](chan::Chan) through
 /// (loom's under `--cfg asyncband_loom`).
 #[doc(hidden)]
 #[cfg(not(asyncband_loom))]
 pub use std::sync::Arc;
-/// The reference count that endpoints share a [`Chan`](chan::Chan) through.
-#[doc(hidden)]
-#[cfg(asyncband_loom)]
-pub use loom::sync::Arc;

@@ -72,7 +72,11 @@ const fn consumed(index: u64) -> u64 {
 /// The index after `index`, skipping the sentinel.
 #[inline]
 const fn step(index: u64) -> u64 {
-    if index % LAP + 1 == BLOCK as u64 { index + 2 } else { index + 1 }
+    if index % LAP + 1 == BLOCK as u64 {
+        index + 2
+    } else {
+        index + 1
+    }
 }
 
 /// How many values lie before `index`.
@@ -104,7 +108,9 @@ struct Pool<T, S> {
 
 impl<T, S: Stamp> Pool<T, S> {
     fn new() -> Self {
-        Self { cells: std::array::from_fn(|_| AtomicPtr::new(ptr::null_mut())) }
+        Self {
+            cells: std::array::from_fn(|_| AtomicPtr::new(ptr::null_mut())),
+        }
     }
 
     /// A spare block, or a new one.
@@ -403,8 +409,16 @@ impl<T, P: Arity, C: Arity> List<T, P, C> {
             // A sentinel tail sorts below the next block's first index, so
             // `<=` also covers a tail that is still moving to that block.
             if Self::tail_index(word) <= index {
-                let closed = if P::MANY { word & CLOSED != 0 } else { self.boundary.is_closed() };
-                return Err(if closed { PopError::Closed } else { PopError::Empty });
+                let closed = if P::MANY {
+                    word & CLOSED != 0
+                } else {
+                    self.boundary.is_closed()
+                };
+                return Err(if closed {
+                    PopError::Closed
+                } else {
+                    PopError::Empty
+                });
             }
             // ORDERING: Acquire, as for the tail block in `claim`.
             let block = self.head.block.load(Ordering::Acquire);
@@ -553,7 +567,11 @@ unsafe impl<T, P: Arity, C: Arity> Storage for List<T, P, C> {
             // SAFETY: single consumer (caller's contract).
             if index == unsafe { self.readable_end(index) } {
                 let closed = self.boundary.frozen().is_some_and(|end| index >= end);
-                return Err(if closed { PopError::Closed } else { PopError::Empty });
+                return Err(if closed {
+                    PopError::Closed
+                } else {
+                    PopError::Empty
+                });
             }
         }
         // SAFETY: published (checked above) and owned by the single consumer.
@@ -616,6 +634,14 @@ unsafe impl<T, P: Arity, C: Arity> Storage for List<T, P, C> {
 
     fn is_full(&self) -> bool {
         false
+    }
+
+    unsafe fn try_acquire(&self, _n: usize) -> Result<(), PushError<()>> {
+        if self.is_closed() {
+            Err(PushError::Closed(()))
+        } else {
+            Ok(())
+        }
     }
 
     fn grant(&self, n: usize) -> usize {

@@ -62,7 +62,10 @@ impl Backoff {
     /// schedule is empty and [`Backoff::snooze`] returns false at once.
     pub fn new() -> Self {
         let spinning = SPINNING.fetch_add(1, StdOrdering::Relaxed);
-        let mut backoff = Self { round: 0, counted: true };
+        let mut backoff = Self {
+            round: 0,
+            counted: true,
+        };
         if cfg!(asyncband_loom) || spinning >= cores() {
             backoff.round = SPIN_ROUNDS + YIELD_ROUNDS;
             backoff.release();
@@ -147,7 +150,10 @@ fn thread_waker() -> Waker {
 /// let answer = block_on(pin!(async { 42 }), None);
 /// assert_eq!(answer, Some(42));
 /// ```
-pub fn block_on<F: Future>(mut future: Pin<&mut F>, deadline: Option<Instant>) -> Option<F::Output> {
+pub fn block_on<F: Future>(
+    mut future: Pin<&mut F>,
+    deadline: Option<Instant>,
+) -> Option<F::Output> {
     let waker = thread_waker();
     let mut cx = Context::from_waker(&waker);
     loop {

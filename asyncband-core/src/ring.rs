@@ -195,7 +195,11 @@ impl<T, const CAP: usize, P: Arity, C: Arity> Ring<T, CAP, P, C> {
         let have = (stamp >> 1) & Self::POS_MASK;
         let ahead = have.wrapping_sub(want) & Self::POS_MASK;
         if ahead == 0 {
-            if stamp & 1 == 0 { Lap::Free(stamp >> 1) } else { Lap::Ahead }
+            if stamp & 1 == 0 {
+                Lap::Free(stamp >> 1)
+            } else {
+                Lap::Ahead
+            }
         } else if ahead < Self::POS_MASK / 2 {
             Lap::Ahead
         } else {
@@ -207,7 +211,9 @@ impl<T, const CAP: usize, P: Arity, C: Arity> Ring<T, CAP, P, C> {
     /// `word`, i.e. the slot of position `pos + R + extra - 1` is writable
     /// for it. `None` means the caller's word is stale.
     fn fits(&self, word: u64, extra: u64) -> Option<bool> {
-        let last = Self::pos(word).wrapping_add(Self::units(word)).wrapping_add(extra - 1)
+        let last = Self::pos(word)
+            .wrapping_add(Self::units(word))
+            .wrapping_add(extra - 1)
             & Self::POS_MASK;
         // ORDERING: SeqCst: acquires the consumer's store of the writable
         // stamp (its read of the old value happens before our write), and is
@@ -261,7 +267,9 @@ impl<T, const CAP: usize, P: Arity, C: Arity> Ring<T, CAP, P, C> {
         // ORDERING: SeqCst: the claim is the notifier half of the race with a
         // consumer that registers and then re-reads this word; failure only
         // needs a fresh value.
-        self.tail.word.compare_exchange_weak(current, new, Ordering::SeqCst, Ordering::Relaxed)
+        self.tail
+            .word
+            .compare_exchange_weak(current, new, Ordering::SeqCst, Ordering::Relaxed)
     }
 
     /// One producer: the consumer's position, refreshed from the published
@@ -281,7 +289,9 @@ impl<T, const CAP: usize, P: Arity, C: Arity> Ring<T, CAP, P, C> {
         // consumer's reads of the freed slots.
         let head = self.head.word.load(Ordering::SeqCst);
         // SAFETY: as above.
-        self.tail.head_cache.with_mut(|cache| unsafe { *cache = head });
+        self.tail
+            .head_cache
+            .with_mut(|cache| unsafe { *cache = head });
         tail + need - head <= Self::CAP64
     }
 
@@ -331,7 +341,9 @@ impl<T, const CAP: usize, P: Arity, C: Arity> Ring<T, CAP, P, C> {
             tail = tail.min(self.boundary.settle(tail));
         }
         // SAFETY: as above.
-        self.head.tail_cache.with_mut(|cache| unsafe { *cache = tail });
+        self.head
+            .tail_cache
+            .with_mut(|cache| unsafe { *cache = tail });
         tail
     }
 
@@ -374,9 +386,7 @@ impl<T, const CAP: usize, P: Arity, C: Arity> Ring<T, CAP, P, C> {
 // most once (one claim per position) and at least once (claims before CLOSED
 // are drained), each producer's values take increasing positions, and the
 // condition changes waiters wait for are SeqCst operations.
-unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage
-    for Ring<T, CAP, P, C>
-{
+unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P, C> {
     type Item = T;
     type Senders = P;
     type Receivers = C;
@@ -384,7 +394,9 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage
 
     fn new() -> Self {
         let _ = Self::MASK;
-        let slots = (0..Self::CAP64).map(|pos| Slot::new(writable(pos))).collect();
+        let slots = (0..Self::CAP64)
+            .map(|pos| Slot::new(writable(pos)))
+            .collect();
         Self {
             tail: CachePadded::new(TailSide {
                 word: AtomicU64::new(0),
@@ -454,7 +466,11 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage
             // SAFETY: single consumer (caller's contract).
             if head == unsafe { self.readable_end(head) } {
                 let closed = self.boundary.frozen().is_some_and(|end| head >= end);
-                return Err(if closed { PopError::Closed } else { PopError::Empty });
+                return Err(if closed {
+                    PopError::Closed
+                } else {
+                    PopError::Empty
+                });
             }
             // SAFETY: `head` is below the published tail (and the boundary),
             // so the slot holds a value only this consumer reads.
@@ -493,11 +509,13 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage
                 if C::MANY {
                     // ORDERING: Release pairs with the producer's Acquire load
                     // of the stamp: our read happens before its write.
-                    slot.stamp.store(writable(head + Self::CAP64), Ordering::Release);
+                    slot.stamp
+                        .store(writable(head + Self::CAP64), Ordering::Release);
                 } else {
                     // ORDERING: SeqCst: frees the slot (releasing our read)
                     // and is the notifier half for waiting senders.
-                    slot.stamp.store(writable(head + Self::CAP64), Ordering::SeqCst);
+                    slot.stamp
+                        .store(writable(head + Self::CAP64), Ordering::SeqCst);
                     // ORDERING: Relaxed; published only for `len` and queries.
                     self.head.word.store(head + 1, Ordering::Relaxed);
                 }
@@ -523,7 +541,11 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage
             if Self::pos(word) != head & Self::POS_MASK {
                 return Err(PopError::Busy);
             }
-            return Err(if word & Self::CLOSED != 0 { PopError::Closed } else { PopError::Empty });
+            return Err(if word & Self::CLOSED != 0 {
+                PopError::Closed
+            } else {
+                PopError::Empty
+            });
         }
     }
 
@@ -585,6 +607,26 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage
         let used = Self::pos(word).wrapping_sub(head) & Self::POS_MASK;
         // A consumer racing ahead of our snapshot would make this wrap.
         if used > Self::CAP64 { 0 } else { used as usize }
+    }
+
+    unsafe fn try_acquire(&self, n: usize) -> Result<(), PushError<()>> {
+        if !P::MANY {
+            if self.boundary.is_closed() {
+                return Err(PushError::Closed(()));
+            }
+            // ORDERING: Relaxed; the producer reads its own state.
+            let tail = self.tail.word.load(Ordering::Relaxed);
+            let held = self.tail.reserved.load(Ordering::Relaxed) as u64;
+            // SAFETY: single producer.
+            if !unsafe { self.room(tail + held, n as u64) } {
+                return Err(PushError::Full(()));
+            }
+            // ORDERING: Relaxed; the count is only read by this producer and
+            // by queries; releases from permit threads are RMWs too.
+            self.tail.reserved.fetch_add(n, Ordering::Relaxed);
+            return Ok(());
+        }
+        self.acquire_units(n as u64, true)
     }
 
     fn grant(&self, n: usize) -> usize {
@@ -655,7 +697,9 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage
         }
         // ORDERING: SeqCst: freeing capacity is a condition change waiting
         // senders pair with; `R >= n`, so the subtraction cannot borrow.
-        self.tail.word.fetch_sub(n as u64 * Self::ONE_R, Ordering::SeqCst);
+        self.tail
+            .word
+            .fetch_sub(n as u64 * Self::ONE_R, Ordering::SeqCst);
     }
 
     fn set_waiting(&self, waiting: bool) {
@@ -715,7 +759,8 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage
             // SAFETY: published, and no other consumer exists.
             drop(unsafe { slot.read() });
             // ORDERING: Release, as in `try_pop`.
-            slot.stamp.store(writable(head + Self::CAP64), Ordering::Release);
+            slot.stamp
+                .store(writable(head + Self::CAP64), Ordering::Release);
             head += 1;
             // ORDERING: SeqCst, as in `try_pop`.
             self.head.word.store(head, Ordering::SeqCst);
@@ -725,30 +770,8 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage
 
 // SAFETY: the accounting invariant is kept by checking the slot of position
 // `pos + R + n - 1` before every claim or reservation, all in the claim word.
-unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Capacity
-    for Ring<T, CAP, P, C>
-{
+unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Capacity for Ring<T, CAP, P, C> {
     const CAP: usize = CAP;
-
-    unsafe fn try_acquire(&self, n: usize) -> Result<(), PushError<()>> {
-        if !P::MANY {
-            if self.boundary.is_closed() {
-                return Err(PushError::Closed(()));
-            }
-            // ORDERING: Relaxed; the producer reads its own state.
-            let tail = self.tail.word.load(Ordering::Relaxed);
-            let held = self.tail.reserved.load(Ordering::Relaxed) as u64;
-            // SAFETY: single producer.
-            if !unsafe { self.room(tail + held, n as u64) } {
-                return Err(PushError::Full(()));
-            }
-            // ORDERING: Relaxed; the count is only read by this producer and
-            // by queries; releases from permit threads are RMWs too.
-            self.tail.reserved.fetch_add(n, Ordering::Relaxed);
-            return Ok(());
-        }
-        self.acquire_units(n as u64, true)
-    }
 
     fn reserved(&self) -> usize {
         if !P::MANY {
@@ -758,7 +781,6 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Capacity
         // ORDERING: SeqCst; a query.
         Self::units(self.tail.word.load(Ordering::SeqCst)) as usize
     }
-
 }
 
 impl<T, const CAP: usize, P: Arity, C: Arity> Drop for Ring<T, CAP, P, C> {
@@ -789,7 +811,8 @@ impl<T, const CAP: usize, P: Arity, C: Arity> Drop for Ring<T, CAP, P, C> {
             drop(unsafe { slot.read() });
             // A panicking drop above would leave the rest to leak, never to
             // be dropped twice: the stamp is bumped after each read.
-            slot.stamp.store(writable(head + Self::CAP64), Ordering::Relaxed);
+            slot.stamp
+                .store(writable(head + Self::CAP64), Ordering::Relaxed);
             head += 1;
         }
     }
@@ -807,7 +830,8 @@ impl<T, const CAP: usize, P: Arity, C: Arity> std::fmt::Debug for Ring<T, CAP, P
                 .field("waiting", &(word & Self::WAITING != 0))
                 .field("closed", &(word & Self::CLOSED != 0));
         } else {
-            out.field("tail", &word).field("closed", &self.boundary.is_closed());
+            out.field("tail", &word)
+                .field("closed", &self.boundary.is_closed());
         }
         // ORDERING: Relaxed; a diagnostic snapshot.
         out.field("head", &self.head.word.load(Ordering::Relaxed));

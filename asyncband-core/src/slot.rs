@@ -94,7 +94,10 @@ pub(crate) struct Slot<T, S> {
 
 impl<T, S: Stamp> Slot<T, S> {
     pub(crate) fn new(stamp: u64) -> Self {
-        Self { stamp: S::new(stamp), value: UnsafeCell::new(MaybeUninit::uninit()) }
+        Self {
+            stamp: S::new(stamp),
+            value: UnsafeCell::new(MaybeUninit::uninit()),
+        }
     }
 
     /// Moves `value` in.
@@ -117,7 +120,8 @@ impl<T, S: Stamp> Slot<T, S> {
     #[inline]
     pub(crate) unsafe fn read(&self) -> T {
         // SAFETY: the caller owns the initialised slot and takes its value.
-        self.value.with(|cell| unsafe { (*cell).assume_init_read() })
+        self.value
+            .with(|cell| unsafe { (*cell).assume_init_read() })
     }
 
     /// Borrows the value.

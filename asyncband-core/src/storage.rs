@@ -97,9 +97,23 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     /// Values pushed and not yet popped.
     fn len(&self) -> usize;
 
+    /// No value is stored.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// No push could succeed now: queued values plus held units fill the
     /// bound, or senders are queued. Never true for unbounded storage.
     fn is_full(&self) -> bool;
+
+    /// Takes `n` units of capacity if that many are free and no sender is
+    /// queued ahead (see [`Storage::set_waiting`]). Unbounded storage always
+    /// has them, unless closed.
+    ///
+    /// # Safety
+    ///
+    /// Single producer: as for [`Storage::try_push`].
+    unsafe fn try_acquire(&self, n: usize) -> Result<(), PushError<()>>;
 
     /// Takes up to `n` free units of capacity for queued senders, ignoring
     /// the queue, and returns how many it took (0 when closed or full).
@@ -153,15 +167,6 @@ pub unsafe trait Capacity: Storage {
     /// The bound.
     const CAP: usize;
 
-    /// Takes `n` units if that many are free and no sender is queued ahead
-    /// (see [`Capacity::set_waiting`]).
-    ///
-    /// # Safety
-    ///
-    /// Single producer: as for [`Storage::try_push`].
-    unsafe fn try_acquire(&self, n: usize) -> Result<(), PushError<()>>;
-
     /// Units held as permits or grants.
     fn reserved(&self) -> usize;
-
 }

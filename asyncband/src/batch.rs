@@ -9,7 +9,11 @@ use asyncband_core::storage::Storage;
 ///
 /// The consumer-side contract of [`Chan`]: on a single-consumer channel the
 /// caller holds the receiver exclusively.
-pub(crate) unsafe fn drain_into<S: Storage>(chan: &Chan<S>, buf: &mut Vec<S::Item>, limit: usize) -> usize {
+pub(crate) unsafe fn drain_into<S: Storage>(
+    chan: &Chan<S>,
+    buf: &mut Vec<S::Item>,
+    limit: usize,
+) -> usize {
     let mut taken = 0;
     while taken < limit {
         // SAFETY: forwarded from the caller.

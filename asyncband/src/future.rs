@@ -210,7 +210,7 @@ impl<'a, F: Flavour<Storage: Capacity>> Future for ReserveFuture<'a, F> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // SAFETY: `inner` is structurally pinned.
         let inner = unsafe { self.map_unchecked_mut(|this| &mut this.inner) };
-        let chan: &'a Chan<F::Storage> = *inner.chan();
+        let chan = inner.handle();
         inner.poll(cx).map_ok(|()| Permit::new(chan))
     }
 }
@@ -248,7 +248,10 @@ impl<F: Flavour<Senders = Many, Storage: Capacity>> ReserveOwnedFuture<F> {
     pub(crate) fn new(sender: Sender<F>) -> Self {
         // SAFETY: many producers may reserve concurrently.
         let inner = unsafe { Reserve::new(Arc::clone(&sender.chan), 1) };
-        Self { inner, sender: Some(sender) }
+        Self {
+            inner,
+            sender: Some(sender),
+        }
     }
 }
 
@@ -260,7 +263,10 @@ impl<F: Flavour<Senders = Many, Storage: Capacity>> Future for ReserveOwnedFutur
         let this = unsafe { self.get_unchecked_mut() };
         // SAFETY: as above.
         let result = std::task::ready!(unsafe { Pin::new_unchecked(&mut this.inner) }.poll(cx));
-        let sender = this.sender.take().expect("`ReserveOwnedFuture` polled after completion");
+        let sender = this
+            .sender
+            .take()
+            .expect("`ReserveOwnedFuture` polled after completion");
         Poll::Ready(match result {
             Ok(()) => Ok(OwnedPermit::new(sender)),
             Err(SendError(())) => Err(SendError(sender)),

@@ -103,16 +103,28 @@ pub mod future;
 pub mod iter;
 pub mod mpmc;
 pub mod mpsc;
+#[cfg(feature = "sink")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sink")))]
+pub mod sink;
 pub mod spsc;
 
 mod batch;
 mod check;
 mod flavour;
+mod macros;
 mod multi;
 mod permit;
 mod single;
+#[cfg(feature = "stream")]
+mod stream;
 
 pub use flavour::Flavour;
+
+/// What the `channel!` expansion reaches the runtime through. Not public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use asyncband_macros::channel as channel_impl;
+}
 
 use asyncband_core::chan::Chan;
 use asyncband_core::storage::Storage;

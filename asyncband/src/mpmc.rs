@@ -57,7 +57,9 @@ pub use crate::permit::{OwnedPermit, Permit, Permits};
 /// tx.try_send(1).unwrap();
 /// assert_eq!(rx.try_recv(), Ok(1));
 /// ```
-pub struct Bounded<T, const CAP: usize, const INLINE: usize = { usize::MAX }>(PhantomData<fn(T) -> T>);
+pub struct Bounded<T, const CAP: usize, const INLINE: usize = { usize::MAX }>(
+    PhantomData<fn(T) -> T>,
+);
 
 /// An unbounded MPMC channel of `T`s of at most `INLINE` bytes.
 ///

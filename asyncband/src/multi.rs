@@ -152,7 +152,9 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
     /// ```
     pub fn send(&self, value: F::Item) -> SendFuture<'_, F> {
         // SAFETY: many producers may push concurrently.
-        SendFuture { inner: unsafe { Send::new(&*self.chan, value) } }
+        SendFuture {
+            inner: unsafe { Send::new(&*self.chan, value) },
+        }
     }
 
     /// Sends `value`, parking the thread while the channel is full.
@@ -195,9 +197,16 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
     /// tx.try_send(1).unwrap();
     /// assert!(tx.send_timeout(2, Duration::from_millis(5)).unwrap_err().is_timeout());
     /// ```
-    pub fn send_timeout(&self, value: F::Item, timeout: Duration) -> Result<(), SendTimeoutError<F::Item>> {
+    pub fn send_timeout(
+        &self,
+        value: F::Item,
+        timeout: Duration,
+    ) -> Result<(), SendTimeoutError<F::Item>> {
         // SAFETY: many producers may push concurrently.
-        unsafe { self.chan.send_blocking(value, Some(Instant::now() + timeout)) }
+        unsafe {
+            self.chan
+                .send_blocking(value, Some(Instant::now() + timeout))
+        }
     }
 
     /// Closes the channel for every endpoint: sends fail from now on,
@@ -239,7 +248,9 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
     /// # }
     /// ```
     pub fn closed(&self) -> ClosedFuture<'_, F> {
-        ClosedFuture { inner: Closed::new(&*self.chan) }
+        ClosedFuture {
+            inner: Closed::new(&*self.chan),
+        }
     }
 
     /// True after `close`, or once every receiver is gone.
@@ -379,7 +390,9 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
     /// assert!(rx.try_recv().is_err());
     /// ```
     pub fn downgrade(&self) -> WeakSender<F> {
-        WeakSender { chan: Arc::clone(&self.chan) }
+        WeakSender {
+            chan: Arc::clone(&self.chan),
+        }
     }
 }
 
@@ -435,7 +448,9 @@ impl<F: Flavour<Senders = Many, Storage: Capacity>> Sender<F> {
     /// ```
     pub fn reserve(&self) -> ReserveFuture<'_, F> {
         // SAFETY: many producers may reserve concurrently.
-        ReserveFuture { inner: unsafe { Reserve::new(&*self.chan, 1) } }
+        ReserveFuture {
+            inner: unsafe { Reserve::new(&*self.chan, 1) },
+        }
     }
 
     /// Reserves one slot, parking the thread while the channel is full.
@@ -475,9 +490,15 @@ impl<F: Flavour<Senders = Many, Storage: Capacity>> Sender<F> {
     /// let _held = tx.try_reserve().unwrap();
     /// assert!(tx.reserve_timeout(Duration::from_millis(5)).unwrap_err().is_timeout());
     /// ```
-    pub fn reserve_timeout(&self, timeout: Duration) -> Result<Permit<'_, F>, SendTimeoutError<()>> {
+    pub fn reserve_timeout(
+        &self,
+        timeout: Duration,
+    ) -> Result<Permit<'_, F>, SendTimeoutError<()>> {
         // SAFETY: many producers may reserve concurrently.
-        unsafe { self.chan.reserve_blocking(1, Some(Instant::now() + timeout)) }?;
+        unsafe {
+            self.chan
+                .reserve_blocking(1, Some(Instant::now() + timeout))
+        }?;
         Ok(Permit::new(&self.chan))
     }
 
@@ -598,7 +619,9 @@ impl<F: Flavour<Senders = Many, Storage: Capacity>> Sender<F> {
 impl<F: Flavour<Senders = Many>> Clone for Sender<F> {
     fn clone(&self) -> Self {
         self.chan.add_sender();
-        Self { chan: Arc::clone(&self.chan) }
+        Self {
+            chan: Arc::clone(&self.chan),
+        }
     }
 }
 
@@ -630,25 +653,34 @@ impl<F: Flavour<Senders = Many>> WeakSender<F> {
     /// assert!(weak.upgrade().is_none());
     /// ```
     pub fn upgrade(&self) -> Option<Sender<F>> {
-        self.chan.try_add_sender().then(|| Sender { chan: Arc::clone(&self.chan) })
+        self.chan.try_add_sender().then(|| Sender {
+            chan: Arc::clone(&self.chan),
+        })
     }
 }
 
 impl<F: Flavour<Senders = Many>> Clone for WeakSender<F> {
     fn clone(&self) -> Self {
-        Self { chan: Arc::clone(&self.chan) }
+        Self {
+            chan: Arc::clone(&self.chan),
+        }
     }
 }
 
 impl<F: Flavour<Senders = Many>> fmt::Debug for WeakSender<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("WeakSender").field("chan", &*self.chan).finish()
+        f.debug_struct("WeakSender")
+            .field("chan", &*self.chan)
+            .finish()
     }
 }
 
 impl<F: Flavour<Receivers = Many>> Receiver<F> {
     pub(crate) fn new(chan: Arc<Chan<F::Storage>>) -> Self {
-        Self { chan, stream: StreamWait::new() }
+        Self {
+            chan,
+            stream: StreamWait::new(),
+        }
     }
 
     /// Takes the next value if one is ready.
@@ -700,7 +732,9 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
     /// ```
     pub fn recv(&self) -> RecvFuture<'_, F> {
         // SAFETY: many consumers may pop concurrently.
-        RecvFuture { inner: unsafe { Recv::new(&*self.chan) } }
+        RecvFuture {
+            inner: unsafe { Recv::new(&*self.chan) },
+        }
     }
 
     /// Takes the next value, parking the thread while the channel is empty.
@@ -781,9 +815,18 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
     /// assert_eq!(rx.recv_many(&mut buf, 4).await, 1);
     /// # }
     /// ```
-    pub fn recv_many<'a>(&'a self, buf: &'a mut Vec<F::Item>, limit: usize) -> RecvManyFuture<'a, F> {
+    pub fn recv_many<'a>(
+        &'a self,
+        buf: &'a mut Vec<F::Item>,
+        limit: usize,
+    ) -> RecvManyFuture<'a, F> {
         // SAFETY: many consumers may pop concurrently.
-        RecvManyFuture { inner: unsafe { Recv::new(&*self.chan) }, chan: &self.chan, buf, limit }
+        RecvManyFuture {
+            inner: unsafe { Recv::new(&*self.chan) },
+            chan: &self.chan,
+            buf,
+            limit,
+        }
     }
 
     /// Parks the thread until at least one value is ready, then appends up
@@ -991,7 +1034,10 @@ impl<F: Flavour<Receivers = Many>> Drop for Receiver<F> {
     fn drop(&mut self) {
         if let Some(node) = &self.stream.node {
             // SAFETY: the node only ever waited on this channel's receivers.
-            unsafe { self.chan.cancel_recv(node.as_ref(), &mut self.stream.registered) };
+            unsafe {
+                self.chan
+                    .cancel_recv(node.as_ref(), &mut self.stream.registered)
+            };
         }
         // SAFETY: the consumer-side contract only concerns single consumers.
         unsafe { self.chan.drop_receiver() };
@@ -1000,7 +1046,9 @@ impl<F: Flavour<Receivers = Many>> Drop for Receiver<F> {
 
 impl<F: Flavour<Receivers = Many>> fmt::Debug for Receiver<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Receiver").field("chan", &*self.chan).finish()
+        f.debug_struct("Receiver")
+            .field("chan", &*self.chan)
+            .finish()
     }
 }
 

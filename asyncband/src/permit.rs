@@ -163,7 +163,9 @@ impl<F: Flavour<Storage: Capacity>> Drop for Permits<'_, F> {
 
 impl<F: Flavour<Storage: Capacity>> fmt::Debug for Permits<'_, F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Permits").field("remaining", &self.remaining).finish()
+        f.debug_struct("Permits")
+            .field("remaining", &self.remaining)
+            .finish()
     }
 }
 
@@ -187,7 +189,9 @@ pub struct OwnedPermit<F: Flavour<Senders = Many, Storage: Capacity>> {
 
 impl<F: Flavour<Senders = Many, Storage: Capacity>> OwnedPermit<F> {
     pub(crate) fn new(sender: Sender<F>) -> Self {
-        Self { sender: ManuallyDrop::new(sender) }
+        Self {
+            sender: ManuallyDrop::new(sender),
+        }
     }
 
     fn into_sender(self) -> Sender<F> {

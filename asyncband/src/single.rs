@@ -22,7 +22,9 @@ use crate::error::{
     RecvError, RecvTimeoutError, SendError, SendTimeoutError, TryRecvError, TrySendError,
 };
 use crate::flavour::Flavour;
-use crate::future::{ClosedFuture, RecvFuture, RecvManyFuture, ReserveFuture, ReserveManyFuture, SendFuture};
+use crate::future::{
+    ClosedFuture, RecvFuture, RecvManyFuture, ReserveFuture, ReserveManyFuture, SendFuture,
+};
 use crate::iter::{IntoIter, Iter, TryIter};
 use crate::permit::{Permit, Permits};
 
@@ -74,12 +76,20 @@ pub(crate) struct StreamWait<N> {
 
 impl<N: Default> StreamWait<N> {
     pub(crate) fn new() -> Self {
-        Self { node: None, registered: false }
+        Self {
+            node: None,
+            registered: false,
+        }
     }
 
-    /// The node, allocated on first use (free for a single receiver's `()`).
-    pub(crate) fn node(&mut self) -> Pin<&N> {
-        self.node.get_or_insert_with(|| Box::pin(N::default())).as_ref()
+    /// The node, allocated on first use (free for a single receiver's `()`),
+    /// and the flag that says whether it is registered.
+    pub(crate) fn parts(&mut self) -> (Pin<&N>, &mut bool) {
+        let node = self
+            .node
+            .get_or_insert_with(|| Box::pin(N::default()))
+            .as_ref();
+        (node, &mut self.registered)
     }
 }
 
@@ -138,7 +148,9 @@ impl<F: Flavour<Senders = One>> Sender<F> {
     pub fn send(&mut self, value: F::Item) -> SendFuture<'_, F> {
         // SAFETY: the future borrows `self` mutably for its whole life, so
         // it is the only producer while it lives.
-        SendFuture { inner: unsafe { Send::new(&*self.chan, value) } }
+        SendFuture {
+            inner: unsafe { Send::new(&*self.chan, value) },
+        }
     }
 
     /// Sends `value`, parking the thread while the channel is full.
@@ -191,7 +203,10 @@ impl<F: Flavour<Senders = One>> Sender<F> {
         timeout: Duration,
     ) -> Result<(), SendTimeoutError<F::Item>> {
         // SAFETY: `&mut self` on the only sender.
-        unsafe { self.chan.send_blocking(value, Some(Instant::now() + timeout)) }
+        unsafe {
+            self.chan
+                .send_blocking(value, Some(Instant::now() + timeout))
+        }
     }
 
     /// Closes the channel: sends fail from now on, the receiver drains what
@@ -235,7 +250,9 @@ impl<F: Flavour<Senders = One>> Sender<F> {
     /// # }
     /// ```
     pub fn closed(&self) -> ClosedFuture<'_, F> {
-        ClosedFuture { inner: Closed::new(&*self.chan) }
+        ClosedFuture {
+            inner: Closed::new(&*self.chan),
+        }
     }
 
     /// True after [`close`](Self::close), or once the receiver is gone.
@@ -406,7 +423,9 @@ impl<F: Flavour<Senders = One, Storage: Capacity>> Sender<F> {
     /// ```
     pub fn reserve(&mut self) -> ReserveFuture<'_, F> {
         // SAFETY: the future borrows `self` mutably for its whole life.
-        ReserveFuture { inner: unsafe { Reserve::new(&*self.chan, 1) } }
+        ReserveFuture {
+            inner: unsafe { Reserve::new(&*self.chan, 1) },
+        }
     }
 
     /// Reserves one slot, parking the thread while the channel is full.
@@ -446,9 +465,15 @@ impl<F: Flavour<Senders = One, Storage: Capacity>> Sender<F> {
     /// tx.try_send(1).unwrap();
     /// assert!(tx.reserve_timeout(Duration::from_millis(5)).unwrap_err().is_timeout());
     /// ```
-    pub fn reserve_timeout(&mut self, timeout: Duration) -> Result<Permit<'_, F>, SendTimeoutError<()>> {
+    pub fn reserve_timeout(
+        &mut self,
+        timeout: Duration,
+    ) -> Result<Permit<'_, F>, SendTimeoutError<()>> {
         // SAFETY: `&mut self` on the only sender.
-        unsafe { self.chan.reserve_blocking(1, Some(Instant::now() + timeout)) }?;
+        unsafe {
+            self.chan
+                .reserve_blocking(1, Some(Instant::now() + timeout))
+        }?;
         Ok(Permit::new(&self.chan))
     }
 
@@ -525,7 +550,10 @@ impl<F: Flavour<Senders = One>> fmt::Debug for Sender<F> {
 
 impl<F: Flavour<Receivers = One>> Receiver<F> {
     pub(crate) fn new(chan: Arc<Chan<F::Storage>>) -> Self {
-        Self { chan, stream: StreamWait::new() }
+        Self {
+            chan,
+            stream: StreamWait::new(),
+        }
     }
 
     /// Takes the next value if one is ready.
@@ -577,7 +605,9 @@ impl<F: Flavour<Receivers = One>> Receiver<F> {
     /// ```
     pub fn recv(&mut self) -> RecvFuture<'_, F> {
         // SAFETY: the future borrows `self` mutably for its whole life.
-        RecvFuture { inner: unsafe { Recv::new(&*self.chan) } }
+        RecvFuture {
+            inner: unsafe { Recv::new(&*self.chan) },
+        }
     }
 
     /// Takes the next value, parking the thread while the channel is empty.
@@ -663,9 +693,18 @@ impl<F: Flavour<Receivers = One>> Receiver<F> {
     /// assert_eq!(rx.recv_many(&mut buf, 10).await, 2);
     /// # }
     /// ```
-    pub fn recv_many<'a>(&'a mut self, buf: &'a mut Vec<F::Item>, limit: usize) -> RecvManyFuture<'a, F> {
+    pub fn recv_many<'a>(
+        &'a mut self,
+        buf: &'a mut Vec<F::Item>,
+        limit: usize,
+    ) -> RecvManyFuture<'a, F> {
         // SAFETY: the future borrows `self` mutably for its whole life.
-        RecvManyFuture { inner: unsafe { Recv::new(&*self.chan) }, chan: &self.chan, buf, limit }
+        RecvManyFuture {
+            inner: unsafe { Recv::new(&*self.chan) },
+            chan: &self.chan,
+            buf,
+            limit,
+        }
     }
 
     /// Parks the thread until at least one value is ready, then appends up
@@ -896,7 +935,10 @@ impl<F: Flavour<Receivers = One>> Drop for Receiver<F> {
     fn drop(&mut self) {
         if let Some(node) = &self.stream.node {
             // SAFETY: the node only ever waited on this channel's receivers.
-            unsafe { self.chan.cancel_recv(node.as_ref(), &mut self.stream.registered) };
+            unsafe {
+                self.chan
+                    .cancel_recv(node.as_ref(), &mut self.stream.registered)
+            };
         }
         // SAFETY: `&mut self` on the only receiver.
         unsafe { self.chan.drop_receiver() };
@@ -905,7 +947,9 @@ impl<F: Flavour<Receivers = One>> Drop for Receiver<F> {
 
 impl<F: Flavour<Receivers = One>> fmt::Debug for Receiver<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Receiver").field("chan", &*self.chan).finish()
+        f.debug_struct("Receiver")
+            .field("chan", &*self.chan)
+            .finish()
     }
 }
 

@@ -51,7 +51,9 @@ pub use crate::single::{Receiver, Sender};
 /// tx.try_send(1).unwrap();
 /// assert_eq!(rx.try_recv(), Ok(1));
 /// ```
-pub struct Bounded<T, const CAP: usize, const INLINE: usize = { usize::MAX }>(PhantomData<fn(T) -> T>);
+pub struct Bounded<T, const CAP: usize, const INLINE: usize = { usize::MAX }>(
+    PhantomData<fn(T) -> T>,
+);
 
 /// An unbounded SPSC channel of `T`s of at most `INLINE` bytes.
 ///

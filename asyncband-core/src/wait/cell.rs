@@ -61,13 +61,18 @@ pub struct Cell {
 
 impl Default for Cell {
     fn default() -> Self {
-        Self { state: AtomicUsize::new(0), waker: UnsafeCell::new(None) }
+        Self {
+            state: AtomicUsize::new(0),
+            waker: UnsafeCell::new(None),
+        }
     }
 }
 
 impl fmt::Debug for Cell {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Cell").field("waiting", &self.is_waiting()).finish()
+        f.debug_struct("Cell")
+            .field("waiting", &self.is_waiting())
+            .finish()
     }
 }
 
@@ -83,7 +88,9 @@ impl Cell {
     fn lock_from(&self, from: usize) -> bool {
         // ORDERING: Acquire pairs with the Release (SeqCst) store that last
         // released the slot, so this party sees the waker written under it.
-        self.state.compare_exchange(from, BUSY, Ordering::Acquire, Ordering::Relaxed).is_ok()
+        self.state
+            .compare_exchange(from, BUSY, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
     }
 
     /// Takes the waker out, releasing the slot to `0`.

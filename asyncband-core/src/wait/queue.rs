@@ -121,7 +121,10 @@ struct NodeInner {
 
 impl Default for QueueNode {
     fn default() -> Self {
-        Self { inner: UnsafeCell::new(NodeInner::default()), _pinned: PhantomPinned }
+        Self {
+            inner: UnsafeCell::new(NodeInner::default()),
+            _pinned: PhantomPinned,
+        }
     }
 }
 
@@ -142,14 +145,19 @@ impl Default for Queue {
     fn default() -> Self {
         Self {
             waiting: AtomicBool::new(false),
-            list: Mutex::new(List { head: None, tail: None }),
+            list: Mutex::new(List {
+                head: None,
+                tail: None,
+            }),
         }
     }
 }
 
 impl fmt::Debug for Queue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Queue").field("waiting", &self.is_waiting()).finish()
+        f.debug_struct("Queue")
+            .field("waiting", &self.is_waiting())
+            .finish()
     }
 }
 
@@ -161,7 +169,10 @@ struct WakeBatch {
 
 impl WakeBatch {
     fn new() -> Self {
-        Self { wakers: Default::default(), len: 0 }
+        Self {
+            wakers: Default::default(),
+            len: 0,
+        }
     }
 
     fn is_full(&self) -> bool {
@@ -197,7 +208,9 @@ impl Queue {
     fn lock(&self) -> MutexGuard<'_, List> {
         // A panic under this lock can only come from a waker's `clone`; the
         // list is consistent at every such point, so poisoning is ignored.
-        self.list.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.list
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Stores the waiting flag after the list may have changed emptiness.
@@ -291,36 +304,37 @@ unsafe impl WaitSet for Queue {
     ) -> usize {
         let mut on_change = once(on_change);
         let ptr = NonNull::from(node.get_ref());
-        let this = inner(ptr);
         let mut list = self.lock();
-        // SAFETY (all accesses to `*this` below): we hold the lock guarding
-        // the node's interior, and the node is pinned by the caller.
-        let stale = if unsafe { (*this).linked } {
-            match unsafe { &(*this).waker } {
-                Some(old) if old.will_wake(waker) => None,
-                _ => unsafe { (*this).waker.replace(waker.clone()) },
+        let (stale, granted, idle) = {
+            // SAFETY: we hold the lock guarding the node's interior, the node
+            // is pinned by the caller, and this is the only reference to it
+            // until the end of the block.
+            let inner = unsafe { &mut *inner(ptr) };
+            if inner.linked {
+                let stale = match &inner.waker {
+                    Some(old) if old.will_wake(waker) => None,
+                    _ => inner.waker.replace(waker.clone()),
+                };
+                (stale, 0, false)
+            } else if inner.got > 0 {
+                (inner.waker.take(), std::mem::take(&mut inner.got), false)
+            } else {
+                inner.need = need;
+                (inner.waker.replace(waker.clone()), 0, true)
             }
-        } else if unsafe { (*this).got } > 0 {
-            let got = unsafe { std::mem::take(&mut (*this).got) };
-            let stale = unsafe { (*this).waker.take() };
-            drop(list);
-            drop(stale);
-            return got;
-        } else {
-            let stale = unsafe {
-                (*this).need = need;
-                (*this).waker.replace(waker.clone())
-            };
+        };
+        if idle {
             // SAFETY: lock held; the node is pinned and idle.
             unsafe { Self::push_back(&mut list, ptr) };
-            stale
-        };
-        self.set_waiting(&list, &mut on_change);
+        }
+        if granted == 0 {
+            self.set_waiting(&list, &mut on_change);
+        }
         drop(list);
         // A replaced waker may run arbitrary code when dropped: not under
         // the lock.
         drop(stale);
-        0
+        granted
     }
 
     fn grant(&self, mut acquire: impl FnMut(usize) -> usize, on_change: impl FnOnce(bool)) {
@@ -330,19 +344,24 @@ unsafe impl WaitSet for Queue {
             let mut list = self.lock();
             let mut exhausted = false;
             while let Some(front) = list.head {
-                let this = inner(front);
-                // SAFETY (all accesses to `*this`): linked nodes are valid;
-                // lock held.
-                let want = unsafe { (*this).need - (*this).got };
-                let taken = acquire(want);
-                unsafe { (*this).got += taken };
-                if taken < want {
+                let complete = {
+                    // SAFETY: linked nodes are valid; we hold the lock, and
+                    // this is the only reference to the node in the block.
+                    let inner = unsafe { &mut *inner(front) };
+                    let want = inner.need - inner.got;
+                    let taken = acquire(want);
+                    inner.got += taken;
+                    taken == want
+                };
+                if !complete {
                     exhausted = true;
                     break;
                 }
                 // SAFETY: lock held; `front` is linked.
                 unsafe { Self::unlink(&mut list, front) };
-                batch.push(unsafe { (*this).waker.take() });
+                // SAFETY: lock held; the node stays valid until its owner
+                // re-locks to take its grant.
+                batch.push(unsafe { (*inner(front)).waker.take() });
                 if batch.is_full() {
                     break;
                 }
@@ -384,16 +403,18 @@ unsafe impl WaitSet for Queue {
     unsafe fn cancel(&self, node: Pin<&QueueNode>, on_change: impl FnOnce(bool)) -> usize {
         let mut on_change = once(on_change);
         let ptr = NonNull::from(node.get_ref());
-        let this = inner(ptr);
         let mut list = self.lock();
-        // SAFETY (all accesses to `*this`): lock held; the node is pinned by
-        // the caller.
-        if unsafe { (*this).linked } {
+        // SAFETY: lock held; the node is pinned by the caller.
+        if unsafe { (*inner(ptr)).linked } {
             // SAFETY: lock held; the node is linked in this list.
             unsafe { Self::unlink(&mut list, ptr) };
             self.set_waiting(&list, &mut on_change);
         }
-        let (got, waker) = unsafe { (std::mem::take(&mut (*this).got), (*this).waker.take()) };
+        let (got, waker) = {
+            // SAFETY: lock held; the only reference to the node in the block.
+            let inner = unsafe { &mut *inner(ptr) };
+            (std::mem::take(&mut inner.got), inner.waker.take())
+        };
         drop(list);
         drop(waker);
         got

@@ -1,0 +1,76 @@
+//! Receivers as `futures_core::Stream`s (feature `stream`, on by default).
+//!
+//! `poll_next` uses the same cancel-safe receive as `recv`, with the
+//! receiver keeping its waiter node between polls (boxed once, on the first
+//! poll that has to wait, for cloneable receivers; nothing at all for a
+//! single receiver). The stream ends (`None`) once the channel is closed and
+//! drained, and stays ended: it is a `FusedStream`.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use asyncband_core::arity::{Many, One};
+use futures_core::{FusedStream, Stream};
+
+use crate::flavour::Flavour;
+use crate::{multi, single};
+
+impl<F: Flavour<Receivers = One>> Stream for single::Receiver<F> {
+    type Item = F::Item;
+
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::spsc;
+    /// use futures::StreamExt;
+    ///
+    /// let (mut tx, rx) = spsc::bounded::<u8, 4>();
+    /// tx.try_send(1).unwrap();
+    /// tx.try_send(2).unwrap();
+    /// drop(tx);
+    /// assert_eq!(futures::executor::block_on(rx.collect::<Vec<_>>()), [1, 2]);
+    /// ```
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<F::Item>> {
+        let this = self.get_mut();
+        let (node, registered) = this.stream.parts();
+        // SAFETY: `&mut` the only receiver: no other consumer-side call runs;
+        // the node is pinned in its box, only ever used with this channel,
+        // and cancelled in the receiver's `Drop`.
+        unsafe { this.chan.poll_recv(node, registered, cx) }.map(Result::ok)
+    }
+}
+
+impl<F: Flavour<Receivers = One>> FusedStream for single::Receiver<F> {
+    fn is_terminated(&self) -> bool {
+        self.is_closed() && self.is_empty()
+    }
+}
+
+impl<F: Flavour<Receivers = Many>> Stream for multi::Receiver<F> {
+    type Item = F::Item;
+
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpmc;
+    /// use futures::StreamExt;
+    ///
+    /// let (tx, rx) = mpmc::unbounded::<u8>();
+    /// tx.try_send(1).unwrap();
+    /// drop(tx);
+    /// assert_eq!(futures::executor::block_on(rx.collect::<Vec<_>>()), [1]);
+    /// ```
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<F::Item>> {
+        let this = self.get_mut();
+        let (node, registered) = this.stream.parts();
+        // SAFETY: many consumers may pop concurrently; the node is pinned in
+        // its box, only used with this channel, and cancelled on `Drop`.
+        unsafe { this.chan.poll_recv(node, registered, cx) }.map(Result::ok)
+    }
+}
+
+impl<F: Flavour<Receivers = Many>> FusedStream for multi::Receiver<F> {
+    fn is_terminated(&self) -> bool {
+        self.is_closed() && self.is_empty()
+    }
+}
