@@ -20,8 +20,11 @@
 //!   that wins is `<= t`, its value is outside, so it takes the value back
 //!   and reports the channel closed.
 //! - The consumer, when it refreshes its copy of the tail, loads `closed`
-//!   after the tail; if set, it settles at the tail it saw and never reads
-//!   past the boundary.
+//!   *before* the tail; if set, it settles at that tail and never reads past
+//!   the boundary. (Loading the tail first would let it settle below a value
+//!   whose producer checked `closed` just before the close and returned `Ok`;
+//!   the loom model `close_racing_with_send_*` finds exactly that.) If not
+//!   set, any later closer loads a tail at least as new.
 //!
 //! The closer's store/load and the producer's store/load are the two halves
 //! of the store-buffer pattern: in the single `SeqCst` order either the
@@ -29,7 +32,7 @@
 //! producer sees `closed` (and settles, keeping or taking back its value
 //! consistently with whatever boundary won).
 
-use crate::sync::{AtomicBool, AtomicU64, Ordering};
+use crate::sync::{AtomicBool, AtomicU64, Ordering, SeqCst};
 
 const OPEN: u64 = u64::MAX;
 
@@ -53,7 +56,7 @@ impl Boundary {
     /// producer's half of the store-buffer pattern.
     #[inline]
     pub(crate) fn is_closed(&self) -> bool {
-        self.closed.load(Ordering::SeqCst)
+        self.closed.load_sc()
     }
 
     /// Raises the close flag; true if this call raised it. The caller then
@@ -79,7 +82,7 @@ impl Boundary {
 
     /// The settled boundary, if any.
     pub(crate) fn frozen(&self) -> Option<u64> {
-        match self.frozen.load(Ordering::SeqCst) {
+        match self.frozen.load_sc() {
             OPEN => None,
             frozen => Some(frozen),
         }

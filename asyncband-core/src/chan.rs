@@ -225,7 +225,7 @@ impl<S: Storage> Chan<S> {
                     // A producer is writing the next value: give it a moment
                     // rather than report a value missing that is in flight.
                     spins += 1;
-                    if spins > 128 {
+                    if spins > crate::sync::BUSY_TRY_SPINS {
                         return Err(TryRecvError::Empty);
                     }
                     crate::sync::spin_hint();

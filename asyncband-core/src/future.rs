@@ -33,8 +33,9 @@ pub type TxNode<S> = <TxWait<S> as WaitSet>::Node;
 pub type RxNode<S> = <RxWait<S> as WaitSet>::Node;
 
 /// Spins on a receive whose next value is still being written before the
-/// operation yields to the executor instead.
-const BUSY_SPINS: u32 = 64;
+/// operation yields to the executor instead (fewer under loom, where every
+/// spin is a scheduling branch).
+const BUSY_SPINS: u32 = if cfg!(asyncband_loom) { 2 } else { 64 };
 
 impl<S: Storage> Chan<S> {
     /// Polls a send of `*value` (taken on completion, left in place while
@@ -150,7 +151,9 @@ impl<S: Storage> Chan<S> {
                     // The next value is claimed and being written; its
                     // producer may not see our flag, so never sleep on it.
                     spins += 1;
-                    if spins < BUSY_SPINS {
+                    if spins < BUSY_SPINS || cfg!(asyncband_loom) {
+                        // (loom loses a thread's own unpark token after a
+                        // yield, so models never rely on the self-wake below.)
                         spin_hint();
                     } else if spins == BUSY_SPINS {
                         thread::yield_now();

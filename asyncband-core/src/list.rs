@@ -48,7 +48,7 @@ use crate::arity::Arity;
 use crate::boundary::Boundary;
 use crate::slot::{Slot, Stamp, readable};
 use crate::storage::{PopError, PushError, Storage};
-use crate::sync::{AtomicPtr, AtomicU64, Ordering, UnsafeCell, spin_hint, thread};
+use crate::sync::{AtomicPtr, AtomicU64, Ordering, SeqCst, UnsafeCell, spin_hint, thread};
 
 /// Slots per block.
 #[cfg(not(any(asyncband_loom, asyncband_small)))]
@@ -151,8 +151,9 @@ impl<T, S: Stamp> Pool<T, S> {
 
 impl<T, S> Drop for Pool<T, S> {
     fn drop(&mut self) {
-        for cell in &mut self.cells {
-            let block = *cell.get_mut();
+        for cell in &self.cells {
+            // ORDERING: Relaxed; `&mut self`, nothing else touches the pool.
+            let block = cell.swap(ptr::null_mut(), Ordering::Relaxed);
             if !block.is_null() {
                 // SAFETY: pooled blocks are owned by the pool and empty.
                 drop(unsafe { Box::from_raw(block) });
@@ -224,7 +225,7 @@ impl<T, P: Arity, C: Arity> List<T, P, C> {
     /// done, or a consumer likewise; a few stores.
     fn pause(spins: &mut u32) {
         *spins += 1;
-        if *spins < 64 {
+        if *spins < crate::sync::PAUSE_SPINS {
             spin_hint();
         } else {
             thread::yield_now();
@@ -332,11 +333,11 @@ impl<T, P: Arity, C: Arity> List<T, P, C> {
         // ORDERING: SeqCst: releases the value (and the link) to the
         // consumer, and is the notifier half of the race with a waiting
         // consumer and with a receiver-side close.
-        self.tail.index.store(next, Ordering::SeqCst);
+        self.tail.index.store_sc(next);
         if self.boundary.is_closed() && self.boundary.settle(next) <= index {
             // Outside the boundary: take it back (nobody reads past it).
             // ORDERING: Relaxed, as above.
-            self.tail.index.store(index, Ordering::Relaxed);
+            self.tail.index.store_at(index, Ordering::Relaxed);
             self.tail.block.store(block, Ordering::Relaxed);
             // SAFETY: written above, and outside the boundary.
             return Err(unsafe { (*block).slots[(index % LAP) as usize].read() });
@@ -357,8 +358,13 @@ impl<T, P: Arity, C: Arity> List<T, P, C> {
         }
         // ORDERING: SeqCst: acquires the producer's writes, and is the
         // waiting consumer's re-check paired with its SeqCst publish.
-        let mut tail = self.tail.index.load(Ordering::SeqCst);
-        if self.boundary.is_closed() {
+        // The close flag first, then the tail: a tail loaded after seeing
+        // the flag includes every publish whose producer missed the flag
+        // (`Boundary`), so it is safe to settle with; and a tail loaded after
+        // seeing no flag is at most what the closer will see.
+        let closed = self.boundary.is_closed();
+        let mut tail = self.tail.index.load_sc();
+        if closed {
             tail = tail.min(self.boundary.settle(tail));
         }
         // SAFETY: as above.
@@ -387,7 +393,7 @@ impl<T, P: Arity, C: Arity> List<T, P, C> {
             unsafe { self.pool.put(block) };
         }
         // ORDERING: Relaxed; the consumer's own index, read by queries.
-        self.head.index.store(next, Ordering::Relaxed);
+        self.head.index.store_at(next, Ordering::Relaxed);
     }
 
     /// Many consumers: claims the next index that a producer has claimed.
@@ -405,7 +411,7 @@ impl<T, P: Arity, C: Arity> List<T, P, C> {
             }
             // ORDERING: SeqCst: the waiting consumer's re-check, paired with
             // the producers' SeqCst claims.
-            let word = self.tail.index.load(Ordering::SeqCst);
+            let word = self.tail.index.load_sc();
             // A sentinel tail sorts below the next block's first index, so
             // `<=` also covers a tail that is still moving to that block.
             if Self::tail_index(word) <= index {
@@ -554,7 +560,7 @@ unsafe impl<T, P: Arity, C: Arity> Storage for List<T, P, C> {
             if slot.stamp.load(Ordering::Acquire) != readable(index) {
                 // ORDERING: SeqCst: the waiting consumer's re-check, paired
                 // with the producers' SeqCst claims.
-                let word = self.tail.index.load(Ordering::SeqCst);
+                let word = self.tail.index.load_sc();
                 return Err(if word >> 1 > index {
                     PopError::Busy
                 } else if word & CLOSED != 0 {
@@ -603,7 +609,7 @@ unsafe impl<T, P: Arity, C: Arity> Storage for List<T, P, C> {
         if !P::MANY {
             let closed = self.boundary.close();
             // ORDERING: SeqCst: the closer's re-check (see `Boundary`).
-            let tail = self.tail.index.load(Ordering::SeqCst);
+            let tail = self.tail.index.load_sc();
             self.boundary.settle(tail);
             return closed;
         }
@@ -616,14 +622,14 @@ unsafe impl<T, P: Arity, C: Arity> Storage for List<T, P, C> {
             return self.boundary.is_closed();
         }
         // ORDERING: SeqCst; a query.
-        self.tail.index.load(Ordering::SeqCst) & CLOSED != 0
+        self.tail.index.load_sc() & CLOSED != 0
     }
 
     fn len(&self) -> usize {
         // ORDERING: SeqCst; a query.
-        let head = position(self.head.index.load(Ordering::SeqCst));
+        let head = position(self.head.index.load_sc());
         // ORDERING: SeqCst; a query.
-        let mut tail = Self::tail_index(self.tail.index.load(Ordering::SeqCst));
+        let mut tail = Self::tail_index(self.tail.index.load_sc());
         if !P::MANY {
             if let Some(end) = self.boundary.frozen() {
                 tail = tail.min(end);
@@ -718,5 +724,137 @@ impl<T, P: Arity, C: Arity> Drop for List<T, P, C> {
 impl<T, P: Arity, C: Arity> std::fmt::Debug for List<T, P, C> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("List").finish_non_exhaustive()
+    }
+}
+
+#[cfg(all(test, not(asyncband_loom)))]
+mod tests {
+    use super::*;
+    use crate::arity::{Many, One};
+    use std::sync::Arc;
+
+    fn in_order<P: Arity, C: Arity>(n: u64) {
+        let list = Arc::new(List::<u64, P, C>::new());
+        let producer = {
+            let list = Arc::clone(&list);
+            std::thread::spawn(move || {
+                for i in 0..n {
+                    // SAFETY: the only producer.
+                    unsafe { list.try_push(i) }.unwrap();
+                }
+            })
+        };
+        let mut next = 0;
+        while next < n {
+            // SAFETY: the only consumer.
+            match unsafe { list.try_pop() } {
+                Ok(value) => {
+                    assert_eq!(value, next);
+                    next += 1;
+                }
+                Err(_) => std::thread::yield_now(),
+            }
+        }
+        producer.join().unwrap();
+    }
+
+    #[test]
+    fn every_arity_crosses_blocks_in_order_across_threads() {
+        let n = if cfg!(miri) { 100 } else { 20_000 };
+        in_order::<One, One>(n);
+        in_order::<Many, One>(n);
+        in_order::<Many, Many>(n);
+    }
+
+    #[test]
+    fn a_drained_burst_leaves_at_most_the_pool_and_the_current_block() {
+        let list = List::<u64, Many, One>::new();
+        let n = if cfg!(miri) { 200 } else { 100_000 };
+        // SAFETY: single-threaded.
+        unsafe {
+            for i in 0..n {
+                list.try_push(i).unwrap();
+            }
+            for i in 0..n {
+                assert_eq!(list.try_pop(), Ok(i));
+            }
+        }
+        let pooled = list
+            .pool
+            .cells
+            .iter()
+            .filter(|c| !c.load(Ordering::Relaxed).is_null())
+            .count();
+        assert!(pooled <= POOL);
+        assert_eq!(list.len(), 0);
+    }
+
+    #[test]
+    fn dropping_a_list_drops_what_it_holds_once() {
+        let live = Arc::new(());
+        {
+            let list = List::<Arc<()>, Many, Many>::new();
+            let spsc = List::<Arc<()>, One, One>::new();
+            // SAFETY: single-threaded.
+            unsafe {
+                for _ in 0..(3 * BLOCK + 1) {
+                    list.try_push(Arc::clone(&live)).unwrap();
+                    spsc.try_push(Arc::clone(&live)).unwrap();
+                }
+                drop(list.try_pop());
+                drop(spsc.try_pop());
+            }
+        }
+        assert_eq!(Arc::strong_count(&live), 1);
+    }
+
+    fn close_keeps_what_was_sent<P: Arity, C: Arity>() {
+        let list = List::<u8, P, C>::new();
+        // SAFETY: single-threaded.
+        unsafe {
+            list.try_push(1).unwrap();
+            assert!(list.close(false));
+            assert_eq!(list.try_push(2), Err(PushError::Closed(2)));
+            assert_eq!(list.try_pop(), Ok(1));
+            assert_eq!(list.try_pop(), Err(PopError::Closed));
+        }
+    }
+
+    #[test]
+    fn closing_keeps_values_sent_before_and_refuses_later_ones() {
+        close_keeps_what_was_sent::<One, One>();
+        close_keeps_what_was_sent::<Many, One>();
+        close_keeps_what_was_sent::<Many, Many>();
+    }
+
+    #[test]
+    fn draining_drops_every_queued_value() {
+        let live = Arc::new(());
+        let list = List::<Arc<()>, Many, One>::new();
+        // SAFETY: single-threaded; closed before draining.
+        unsafe {
+            for _ in 0..(2 * BLOCK + 3) {
+                list.try_push(Arc::clone(&live)).unwrap();
+            }
+            list.close(false);
+            list.drain();
+        }
+        assert_eq!(Arc::strong_count(&live), 1);
+    }
+
+    #[test]
+    fn peek_sees_the_head_across_a_block_boundary() {
+        let list = List::<usize, One, One>::new();
+        // SAFETY: single-threaded.
+        unsafe {
+            for i in 0..=BLOCK {
+                list.try_push(i).unwrap();
+            }
+            for i in 0..=BLOCK {
+                assert_eq!(list.peek(), Some(&i));
+                assert_eq!(list.try_pop(), Ok(i));
+            }
+            assert_eq!(list.peek(), None);
+        }
     }
 }

@@ -67,7 +67,7 @@ use crate::arity::Arity;
 use crate::boundary::Boundary;
 use crate::slot::{Slot, Stamp, readable, writable};
 use crate::storage::{Capacity, PopError, PushError, Storage};
-use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Ordering, UnsafeCell, spin_hint};
+use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Ordering, SeqCst, UnsafeCell, spin_hint};
 
 /// The largest capacity a bounded channel may have: 2^20 slots.
 pub const MAX_CAPACITY: usize = 1 << 20;
@@ -151,19 +151,20 @@ unsafe impl<T: Send, const CAP: usize, P: Arity, C: Arity> Send for Ring<T, CAP,
 unsafe impl<T: Send, const CAP: usize, P: Arity, C: Arity> Sync for Ring<T, CAP, P, C> {}
 
 impl<T, const CAP: usize, P: Arity, C: Arity> Ring<T, CAP, P, C> {
-    const MASK: u64 = {
-        assert!(
-            CAP.is_power_of_two() && CAP <= MAX_CAPACITY,
-            "ring capacity must be a power of two no larger than 2^20"
-        );
-        CAP as u64 - 1
-    };
+    /// The facade rejects a bad `CAP` at compile time with a message that
+    /// says what is allowed; here a bad one only has to stay harmless until
+    /// `new` refuses it, so nothing below may overflow.
+    const MASK: u64 = CAP.wrapping_sub(1) as u64;
     const CAP64: u64 = CAP as u64;
 
     const CLOSED: u64 = 1;
     const WAITING: u64 = 2;
     const R_SHIFT: u32 = 2;
-    const R_BITS: u32 = CAP.trailing_zeros() + 1;
+    const R_BITS: u32 = if CAP.is_power_of_two() {
+        CAP.trailing_zeros() + 1
+    } else {
+        1
+    };
     const R_FIELD: u64 = ((1 << Self::R_BITS) - 1) << Self::R_SHIFT;
     const ONE_R: u64 = 1 << Self::R_SHIFT;
     const POS_SHIFT: u32 = Self::R_SHIFT + Self::R_BITS;
@@ -191,7 +192,11 @@ impl<T, const CAP: usize, P: Arity, C: Arity> Ring<T, CAP, P, C> {
     /// Compares slot `pos & MASK` against truncated position `want`.
     #[inline]
     fn lap(&self, want: u64, order: Ordering) -> Lap {
-        let stamp = self.slot(want).stamp.load(order);
+        let stamp = if order == Ordering::SeqCst {
+            self.slot(want).stamp.load_seq_cst()
+        } else {
+            self.slot(want).stamp.load(order)
+        };
         let have = (stamp >> 1) & Self::POS_MASK;
         let ahead = have.wrapping_sub(want) & Self::POS_MASK;
         if ahead == 0 {
@@ -227,7 +232,7 @@ impl<T, const CAP: usize, P: Arity, C: Arity> Ring<T, CAP, P, C> {
                 // reading it; capacity counts claims, so ask the head.
                 // ORDERING: SeqCst: the waiting sender's re-check pairs with
                 // the consumers' SeqCst claims.
-                let head = self.head.word.load(Ordering::SeqCst) & Self::POS_MASK;
+                let head = self.head.word.load_sc() & Self::POS_MASK;
                 let used = last.wrapping_sub(head) & Self::POS_MASK;
                 Some(used < Self::CAP64)
             }
@@ -287,7 +292,7 @@ impl<T, const CAP: usize, P: Arity, C: Arity> Ring<T, CAP, P, C> {
         // ORDERING: SeqCst: the waiting producer's re-check pairs with the
         // consumer's SeqCst store of its head; it also acquires the
         // consumer's reads of the freed slots.
-        let head = self.head.word.load(Ordering::SeqCst);
+        let head = self.head.word.load_sc();
         // SAFETY: as above.
         self.tail
             .head_cache
@@ -309,12 +314,12 @@ impl<T, const CAP: usize, P: Arity, C: Arity> Ring<T, CAP, P, C> {
         // ORDERING: SeqCst: releases the value to the consumer's load of the
         // tail, and is the notifier half of the race with a waiting consumer
         // and with a receiver-side close (`Boundary`).
-        self.tail.word.store(tail + 1, Ordering::SeqCst);
+        self.tail.word.store_sc(tail + 1);
         if self.boundary.is_closed() && self.boundary.settle(tail + 1) <= tail {
             // The boundary excludes this value: nobody will read it.
             // ORDERING: Relaxed; only this producer reads its own tail, and
             // the consumer never reads past the boundary.
-            self.tail.word.store(tail, Ordering::Relaxed);
+            self.tail.word.store_at(tail, Ordering::Relaxed);
             // SAFETY: the value was written above and is outside the
             // boundary, so it is still ours.
             return Err(unsafe { slot.read() });
@@ -336,8 +341,13 @@ impl<T, const CAP: usize, P: Arity, C: Arity> Ring<T, CAP, P, C> {
         // ORDERING: SeqCst: acquires the producer's slot writes, and is the
         // waiting consumer's re-check that pairs with the producer's SeqCst
         // store of its tail.
-        let mut tail = self.tail.word.load(Ordering::SeqCst);
-        if self.boundary.is_closed() {
+        // The close flag first, then the tail: a tail loaded after seeing
+        // the flag includes every publish whose producer missed the flag
+        // (`Boundary`), so it is safe to settle with; and a tail loaded after
+        // seeing no flag is at most what the closer will see.
+        let closed = self.boundary.is_closed();
+        let mut tail = self.tail.word.load_sc();
+        if closed {
             tail = tail.min(self.boundary.settle(tail));
         }
         // SAFETY: as above.
@@ -350,7 +360,7 @@ impl<T, const CAP: usize, P: Arity, C: Arity> Ring<T, CAP, P, C> {
     /// The consumers' position.
     fn head_pos(&self) -> u64 {
         // ORDERING: SeqCst; a query, and the sender's re-check in `is_full`.
-        self.head.word.load(Ordering::SeqCst)
+        self.head.word.load_sc()
     }
 
     /// Many producers: acquires one unit on behalf of a waiter or `n` for a
@@ -393,7 +403,12 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
     const CAPACITY: Option<usize> = Some(CAP);
 
     fn new() -> Self {
-        let _ = Self::MASK;
+        // A slot must serve exactly one position per lap; that needs a power
+        // of two. (The facade already refuses anything else at compile time.)
+        assert!(
+            CAP.is_power_of_two() && CAP <= MAX_CAPACITY,
+            "ring capacity must be a power of two from 1 to 2^20, not {CAP}"
+        );
         let slots = (0..Self::CAP64)
             .map(|pos| Slot::new(writable(pos)))
             .collect();
@@ -477,7 +492,7 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
             let value = unsafe { self.slot(head).read() };
             // ORDERING: SeqCst: frees the slot for the producer (releasing our
             // read of it) and is the notifier half for a waiting producer.
-            self.head.word.store(head + 1, Ordering::SeqCst);
+            self.head.word.store_sc(head + 1);
             return Ok(value);
         }
         // ORDERING: Relaxed; a single consumer reads its own head, many
@@ -514,10 +529,9 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
                 } else {
                     // ORDERING: SeqCst: frees the slot (releasing our read)
                     // and is the notifier half for waiting senders.
-                    slot.stamp
-                        .store(writable(head + Self::CAP64), Ordering::SeqCst);
+                    slot.stamp.store_seq_cst(writable(head + Self::CAP64));
                     // ORDERING: Relaxed; published only for `len` and queries.
-                    self.head.word.store(head + 1, Ordering::Relaxed);
+                    self.head.word.store_at(head + 1, Ordering::Relaxed);
                 }
                 return Ok(value);
             }
@@ -529,7 +543,7 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
             }
             // ORDERING: SeqCst: the waiting consumer's re-check, paired with
             // the producers' SeqCst claims.
-            let word = self.tail.word.load(Ordering::SeqCst);
+            let word = self.tail.word.load_sc();
             if C::MANY {
                 // ORDERING: Relaxed; a consistency check of our own view.
                 let current = self.head.word.load(Ordering::Relaxed);
@@ -574,7 +588,7 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
             let closed = self.boundary.close();
             // ORDERING: SeqCst: the closer's re-check of the tail, paired
             // with the producer's SeqCst publish (see `Boundary`).
-            let tail = self.tail.word.load(Ordering::SeqCst);
+            let tail = self.tail.word.load_sc();
             let _ = from_producer;
             self.boundary.settle(tail);
             return closed;
@@ -589,21 +603,21 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
             return self.boundary.is_closed();
         }
         // ORDERING: SeqCst; a query.
-        self.tail.word.load(Ordering::SeqCst) & Self::CLOSED != 0
+        self.tail.word.load_sc() & Self::CLOSED != 0
     }
 
     fn len(&self) -> usize {
         let head = self.head_pos();
         if !P::MANY {
             // ORDERING: SeqCst; a query.
-            let mut tail = self.tail.word.load(Ordering::SeqCst);
+            let mut tail = self.tail.word.load_sc();
             if let Some(end) = self.boundary.frozen() {
                 tail = tail.min(end);
             }
             return tail.saturating_sub(head) as usize;
         }
         // ORDERING: SeqCst; a query.
-        let word = self.tail.word.load(Ordering::SeqCst);
+        let word = self.tail.word.load_sc();
         let used = Self::pos(word).wrapping_sub(head) & Self::POS_MASK;
         // A consumer racing ahead of our snapshot would make this wrap.
         if used > Self::CAP64 { 0 } else { used as usize }
@@ -665,7 +679,7 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
                 unsafe { self.publish_one(tail, value) }
             };
             // ORDERING: Release hands the tail to the next latch holder.
-            self.tail.latch.store(false, Ordering::Release);
+            self.tail.latch.store_at(false, Ordering::Release);
             self.release(1);
             return result;
         }
@@ -719,7 +733,7 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
             return self.len() + self.reserved() >= CAP;
         }
         // ORDERING: SeqCst; a query.
-        let word = self.tail.word.load(Ordering::SeqCst);
+        let word = self.tail.word.load_sc();
         if word & Self::WAITING != 0 {
             return true;
         }
@@ -732,7 +746,7 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
             // ORDERING: Relaxed; the last consumer reads its own head.
             let mut head = self.head.word.load(Ordering::Relaxed);
             // ORDERING: SeqCst, as in `close`.
-            let tail = self.tail.word.load(Ordering::SeqCst);
+            let tail = self.tail.word.load_sc();
             let end = self.boundary.settle(tail).min(tail);
             while head < end {
                 // SAFETY: positions below the boundary and the published
@@ -740,13 +754,13 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
                 drop(unsafe { self.slot(head).read() });
                 head += 1;
                 // ORDERING: SeqCst, as in `try_pop`.
-                self.head.word.store(head, Ordering::SeqCst);
+                self.head.word.store_sc(head);
             }
             return;
         }
         // ORDERING: SeqCst: the claim word is closed; its position is the
         // frozen end.
-        let end = Self::pos(self.tail.word.load(Ordering::SeqCst));
+        let end = Self::pos(self.tail.word.load_sc());
         // ORDERING: Relaxed; no consumer runs any more.
         let mut head = self.head.word.load(Ordering::Relaxed);
         while head & Self::POS_MASK != end {
@@ -763,7 +777,7 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
                 .store(writable(head + Self::CAP64), Ordering::Release);
             head += 1;
             // ORDERING: SeqCst, as in `try_pop`.
-            self.head.word.store(head, Ordering::SeqCst);
+            self.head.word.store_sc(head);
         }
     }
 }
@@ -776,10 +790,10 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Capacity for Ring<T, CAP, P
     fn reserved(&self) -> usize {
         if !P::MANY {
             // ORDERING: SeqCst; a query.
-            return self.tail.reserved.load(Ordering::SeqCst);
+            return self.tail.reserved.load_sc();
         }
         // ORDERING: SeqCst; a query.
-        Self::units(self.tail.word.load(Ordering::SeqCst)) as usize
+        Self::units(self.tail.word.load_sc()) as usize
     }
 }
 
@@ -836,5 +850,203 @@ impl<T, const CAP: usize, P: Arity, C: Arity> std::fmt::Debug for Ring<T, CAP, P
         // ORDERING: Relaxed; a diagnostic snapshot.
         out.field("head", &self.head.word.load(Ordering::Relaxed));
         out.finish_non_exhaustive()
+    }
+}
+
+#[cfg(all(test, not(asyncband_loom)))]
+mod tests {
+    use super::*;
+    use crate::arity::{Many, One};
+    use std::sync::Arc;
+
+    /// Pushes on one thread and pops on another, checking order.
+    fn threaded<const CAP: usize, P: Arity, C: Arity>(n: u64) {
+        let ring = Arc::new(Ring::<u64, CAP, P, C>::new());
+        let producer = {
+            let ring = Arc::clone(&ring);
+            std::thread::spawn(move || {
+                for i in 0..n {
+                    let mut value = i;
+                    // SAFETY: the only producer.
+                    while let Err(PushError::Full(v)) = unsafe { ring.try_push(value) } {
+                        value = v;
+                        std::thread::yield_now();
+                    }
+                }
+            })
+        };
+        let mut next = 0;
+        while next < n {
+            // SAFETY: the only consumer.
+            match unsafe { ring.try_pop() } {
+                Ok(value) => {
+                    assert_eq!(value, next);
+                    next += 1;
+                }
+                Err(_) => std::thread::yield_now(),
+            }
+        }
+        producer.join().unwrap();
+    }
+
+    #[test]
+    fn every_arity_hands_values_over_in_order_across_threads() {
+        let n = if cfg!(miri) { 50 } else { 20_000 };
+        threaded::<1, One, One>(n);
+        threaded::<4, One, One>(n);
+        threaded::<1, Many, One>(n);
+        threaded::<4, Many, One>(n);
+        threaded::<2, Many, Many>(n);
+    }
+
+    fn fills_to_exactly_cap<P: Arity, C: Arity>() {
+        let ring = Ring::<String, 4, P, C>::new();
+        // SAFETY: single-threaded.
+        unsafe {
+            for i in 0..4 {
+                ring.try_push(i.to_string()).unwrap();
+            }
+            assert!(ring.is_full());
+            assert_eq!(ring.try_push("x".into()), Err(PushError::Full("x".into())));
+            assert_eq!(ring.len(), 4);
+            assert_eq!(ring.try_pop().as_deref(), Ok("0"));
+            ring.try_push("4".into()).unwrap();
+            for i in 1..5 {
+                assert_eq!(ring.try_pop(), Ok(i.to_string()));
+            }
+            assert_eq!(ring.try_pop(), Err(PopError::Empty));
+        }
+    }
+
+    #[test]
+    fn a_ring_is_full_at_exactly_its_capacity() {
+        fills_to_exactly_cap::<One, One>();
+        fills_to_exactly_cap::<Many, One>();
+        fills_to_exactly_cap::<Many, Many>();
+    }
+
+    fn units_count_against_capacity<P: Arity, C: Arity>() {
+        let ring = Ring::<u8, 4, P, C>::new();
+        // SAFETY: single-threaded.
+        unsafe {
+            ring.try_acquire(2).unwrap();
+            ring.try_push(1).unwrap();
+            ring.try_push(2).unwrap();
+            assert!(ring.is_full());
+            assert_eq!(ring.try_acquire(1), Err(PushError::Full(())));
+            ring.push_reserved(3).unwrap();
+            assert_eq!(ring.reserved(), 1);
+            ring.release(1);
+            assert_eq!(ring.reserved(), 0);
+            ring.try_push(4).unwrap();
+            assert_eq!((ring.try_pop(), ring.try_pop()), (Ok(1), Ok(2)));
+            assert_eq!((ring.try_pop(), ring.try_pop()), (Ok(3), Ok(4)));
+        }
+    }
+
+    #[test]
+    fn reserved_units_count_against_capacity() {
+        units_count_against_capacity::<One, One>();
+        units_count_against_capacity::<Many, One>();
+        units_count_against_capacity::<Many, Many>();
+    }
+
+    #[test]
+    fn queued_senders_block_newcomers_but_not_grants() {
+        let ring = Ring::<u8, 2, Many, One>::new();
+        ring.set_waiting(true);
+        // SAFETY: single-threaded.
+        unsafe {
+            assert_eq!(ring.try_push(1), Err(PushError::Full(1)));
+            assert_eq!(ring.try_acquire(1), Err(PushError::Full(())));
+            assert_eq!(ring.grant(5), 2);
+            ring.push_reserved(1).unwrap();
+            ring.push_reserved(2).unwrap();
+        }
+        ring.set_waiting(false);
+        assert_eq!(ring.len(), 2);
+    }
+
+    fn close_keeps_what_was_sent<P: Arity, C: Arity>() {
+        let ring = Ring::<u8, 4, P, C>::new();
+        // SAFETY: single-threaded.
+        unsafe {
+            ring.try_push(1).unwrap();
+            assert!(ring.close(false));
+            assert!(!ring.close(false));
+            assert_eq!(ring.try_push(2), Err(PushError::Closed(2)));
+            assert_eq!(ring.try_acquire(1), Err(PushError::Closed(())));
+            assert_eq!(ring.try_pop(), Ok(1));
+            assert_eq!(ring.try_pop(), Err(PopError::Closed));
+        }
+    }
+
+    #[test]
+    fn closing_keeps_values_sent_before_and_refuses_later_ones() {
+        close_keeps_what_was_sent::<One, One>();
+        close_keeps_what_was_sent::<Many, One>();
+        close_keeps_what_was_sent::<Many, Many>();
+    }
+
+    #[test]
+    fn dropping_a_ring_drops_what_it_holds_once() {
+        let live = Arc::new(());
+        {
+            let ring = Ring::<Arc<()>, 4, Many, One>::new();
+            let spsc = Ring::<Arc<()>, 4, One, One>::new();
+            // SAFETY: single-threaded.
+            unsafe {
+                for _ in 0..3 {
+                    ring.try_push(Arc::clone(&live)).unwrap();
+                    spsc.try_push(Arc::clone(&live)).unwrap();
+                }
+                drop(ring.try_pop());
+            }
+            assert_eq!(Arc::strong_count(&live), 6);
+        }
+        assert_eq!(Arc::strong_count(&live), 1);
+    }
+
+    #[test]
+    fn draining_drops_every_queued_value() {
+        let live = Arc::new(());
+        let ring = Ring::<Arc<()>, 8, Many, Many>::new();
+        // SAFETY: single-threaded; closed before draining.
+        unsafe {
+            for _ in 0..5 {
+                ring.try_push(Arc::clone(&live)).unwrap();
+            }
+            ring.close(false);
+            ring.drain();
+        }
+        assert_eq!(Arc::strong_count(&live), 1);
+        assert_eq!(ring.len(), 0);
+    }
+
+    #[test]
+    fn zero_sized_values_travel_through_every_arity() {
+        let spsc = Ring::<(), 2, One, One>::new();
+        let mpmc = Ring::<(), 2, Many, Many>::new();
+        // SAFETY: single-threaded.
+        unsafe {
+            spsc.try_push(()).unwrap();
+            mpmc.try_push(()).unwrap();
+            assert_eq!(spsc.try_pop(), Ok(()));
+            assert_eq!(mpmc.try_pop(), Ok(()));
+        }
+        assert_eq!(size_of::<Slot<(), crate::slot::NoStamp>>(), 0);
+    }
+
+    #[test]
+    fn peek_leaves_the_value_in_place() {
+        let ring = Ring::<String, 2, Many, One>::new();
+        // SAFETY: single-threaded.
+        unsafe {
+            assert!(ring.peek().is_none());
+            ring.try_push("a".into()).unwrap();
+            assert_eq!(ring.peek().map(String::as_str), Some("a"));
+            assert_eq!(ring.len(), 1);
+            assert_eq!(ring.try_pop().as_deref(), Ok("a"));
+        }
     }
 }

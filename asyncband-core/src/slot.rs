@@ -19,7 +19,7 @@
 
 use std::mem::MaybeUninit;
 
-use crate::sync::{AtomicU64, Ordering, UnsafeCell};
+use crate::sync::{AtomicU64, Ordering, SeqCst, UnsafeCell};
 
 /// The per-slot publication word a producer arity needs.
 pub trait Stamp: Send + Sync + 'static {
@@ -29,6 +29,10 @@ pub trait Stamp: Send + Sync + 'static {
     fn load(&self, order: Ordering) -> u64;
     /// Stores the stamp.
     fn store(&self, value: u64, order: Ordering);
+    /// A `SeqCst` load for a store-buffer argument (see [`crate::sync`]).
+    fn load_seq_cst(&self) -> u64;
+    /// A `SeqCst` store for a store-buffer argument.
+    fn store_seq_cst(&self, value: u64);
 }
 
 /// The stamp of a slot written by many producers.
@@ -46,7 +50,17 @@ impl Stamp for AtomicU64 {
 
     #[inline]
     fn store(&self, value: u64, order: Ordering) {
-        AtomicU64::store(self, value, order);
+        SeqCst::store_at(self, value, order);
+    }
+
+    #[inline]
+    fn load_seq_cst(&self) -> u64 {
+        SeqCst::load_sc(self)
+    }
+
+    #[inline]
+    fn store_seq_cst(&self, value: u64) {
+        SeqCst::store_sc(self, value);
     }
 }
 
@@ -67,6 +81,14 @@ impl Stamp for NoStamp {
 
     #[inline]
     fn store(&self, _: u64, _: Ordering) {}
+
+    #[inline]
+    fn load_seq_cst(&self) -> u64 {
+        0
+    }
+
+    #[inline]
+    fn store_seq_cst(&self, _: u64) {}
 }
 
 /// The stamp meaning "empty, writable for position `pos`".

@@ -32,6 +32,14 @@ pub(crate) mod thread {
     }
 }
 
+/// How often `try_recv` re-checks a value that a producer is still writing
+/// before it reports the channel empty.
+pub(crate) const BUSY_TRY_SPINS: u32 = if cfg!(asyncband_loom) { 1 } else { 128 };
+
+/// Spins before a thread waiting out another's few-instruction transition
+/// (a block hand-over) starts yielding.
+pub(crate) const PAUSE_SPINS: u32 = if cfg!(asyncband_loom) { 1 } else { 64 };
+
 /// One iteration of a busy wait: a `spin_loop` hint, or a loom yield so the
 /// model checker can run the thread being waited for.
 #[inline]
@@ -80,3 +88,59 @@ impl<T> UnsafeCell<T> {
         return self.inner.with_mut(f);
     }
 }
+
+/// `SeqCst` loads and stores that take part in a store-buffer argument
+/// (see [`crate::wait`]), and the other stores to the same words.
+///
+/// Natively they are plain accesses (a `SeqCst` load is a plain `mov` on
+/// x86). loom models `SeqCst` loads and stores as acquire/release only, which
+/// admits executions the C++ memory model forbids, so under `asyncband_loom`
+/// the `SeqCst` ones become read-modify-writes, which read the newest value
+/// and chain through release sequences: at least as strong as `SeqCst` for
+/// these patterns, and what loom can check. loom keeps modification order as
+/// a partial order, in which a read-modify-write can lose a concurrent plain
+/// store, so every other store to such a word ([`SeqCst::store_at`]) is a
+/// swap under loom too.
+pub(crate) trait SeqCst {
+    /// The value type.
+    type Value;
+    /// A `SeqCst` load.
+    fn load_sc(&self) -> Self::Value;
+    /// A `SeqCst` store.
+    fn store_sc(&self, value: Self::Value);
+    /// A store with `order` to a word that is also read with `load_sc`.
+    fn store_at(&self, value: Self::Value, order: Ordering);
+}
+
+macro_rules! seq_cst {
+    ($atomic:ty, $value:ty, $zero:expr) => {
+        impl SeqCst for $atomic {
+            type Value = $value;
+
+            #[inline]
+            fn load_sc(&self) -> $value {
+                #[cfg(not(asyncband_loom))]
+                return self.load(Ordering::SeqCst);
+                #[cfg(asyncband_loom)]
+                return self.fetch_or($zero, Ordering::SeqCst);
+            }
+
+            #[inline]
+            fn store_sc(&self, value: $value) {
+                self.store_at(value, Ordering::SeqCst);
+            }
+
+            #[inline]
+            fn store_at(&self, value: $value, order: Ordering) {
+                #[cfg(not(asyncband_loom))]
+                self.store(value, order);
+                #[cfg(asyncband_loom)]
+                self.swap(value, order);
+            }
+        }
+    };
+}
+
+seq_cst!(AtomicU64, u64, 0);
+seq_cst!(AtomicUsize, usize, 0);
+seq_cst!(AtomicBool, bool, false);

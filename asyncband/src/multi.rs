@@ -7,9 +7,9 @@
 //! freely.
 
 use std::fmt;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use asyncband_core::Arc;
 use asyncband_core::arity::Many;
 use asyncband_core::chan::Chan;
 use asyncband_core::future::{Closed, Recv, Reserve, RxNode, Send};
@@ -152,9 +152,8 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
     /// ```
     pub fn send(&self, value: F::Item) -> SendFuture<'_, F> {
         // SAFETY: many producers may push concurrently.
-        SendFuture {
-            inner: unsafe { Send::new(&*self.chan, value) },
-        }
+        let inner = unsafe { Send::new(&*self.chan, value) };
+        SendFuture { inner }
     }
 
     /// Sends `value`, parking the thread while the channel is full.
@@ -448,9 +447,8 @@ impl<F: Flavour<Senders = Many, Storage: Capacity>> Sender<F> {
     /// ```
     pub fn reserve(&self) -> ReserveFuture<'_, F> {
         // SAFETY: many producers may reserve concurrently.
-        ReserveFuture {
-            inner: unsafe { Reserve::new(&*self.chan, 1) },
-        }
+        let inner = unsafe { Reserve::new(&*self.chan, 1) };
+        ReserveFuture { inner }
     }
 
     /// Reserves one slot, parking the thread while the channel is full.
@@ -732,9 +730,8 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
     /// ```
     pub fn recv(&self) -> RecvFuture<'_, F> {
         // SAFETY: many consumers may pop concurrently.
-        RecvFuture {
-            inner: unsafe { Recv::new(&*self.chan) },
-        }
+        let inner = unsafe { Recv::new(&*self.chan) };
+        RecvFuture { inner }
     }
 
     /// Takes the next value, parking the thread while the channel is empty.
@@ -821,8 +818,9 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
         limit: usize,
     ) -> RecvManyFuture<'a, F> {
         // SAFETY: many consumers may pop concurrently.
+        let inner = unsafe { Recv::new(&*self.chan) };
         RecvManyFuture {
-            inner: unsafe { Recv::new(&*self.chan) },
+            inner,
             chan: &self.chan,
             buf,
             limit,

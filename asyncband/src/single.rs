@@ -10,9 +10,9 @@
 
 use std::fmt;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use asyncband_core::Arc;
 use asyncband_core::arity::One;
 use asyncband_core::chan::Chan;
 use asyncband_core::future::{Closed, Recv, Reserve, RxNode, Send};
@@ -148,9 +148,8 @@ impl<F: Flavour<Senders = One>> Sender<F> {
     pub fn send(&mut self, value: F::Item) -> SendFuture<'_, F> {
         // SAFETY: the future borrows `self` mutably for its whole life, so
         // it is the only producer while it lives.
-        SendFuture {
-            inner: unsafe { Send::new(&*self.chan, value) },
-        }
+        let inner = unsafe { Send::new(&*self.chan, value) };
+        SendFuture { inner }
     }
 
     /// Sends `value`, parking the thread while the channel is full.
@@ -423,9 +422,8 @@ impl<F: Flavour<Senders = One, Storage: Capacity>> Sender<F> {
     /// ```
     pub fn reserve(&mut self) -> ReserveFuture<'_, F> {
         // SAFETY: the future borrows `self` mutably for its whole life.
-        ReserveFuture {
-            inner: unsafe { Reserve::new(&*self.chan, 1) },
-        }
+        let inner = unsafe { Reserve::new(&*self.chan, 1) };
+        ReserveFuture { inner }
     }
 
     /// Reserves one slot, parking the thread while the channel is full.
@@ -605,9 +603,8 @@ impl<F: Flavour<Receivers = One>> Receiver<F> {
     /// ```
     pub fn recv(&mut self) -> RecvFuture<'_, F> {
         // SAFETY: the future borrows `self` mutably for its whole life.
-        RecvFuture {
-            inner: unsafe { Recv::new(&*self.chan) },
-        }
+        let inner = unsafe { Recv::new(&*self.chan) };
+        RecvFuture { inner }
     }
 
     /// Takes the next value, parking the thread while the channel is empty.
@@ -699,8 +696,9 @@ impl<F: Flavour<Receivers = One>> Receiver<F> {
         limit: usize,
     ) -> RecvManyFuture<'a, F> {
         // SAFETY: the future borrows `self` mutably for its whole life.
+        let inner = unsafe { Recv::new(&*self.chan) };
         RecvManyFuture {
-            inner: unsafe { Recv::new(&*self.chan) },
+            inner,
             chan: &self.chan,
             buf,
             limit,

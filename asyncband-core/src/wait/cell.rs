@@ -28,7 +28,7 @@ use std::pin::Pin;
 use std::task::Waker;
 
 use super::WaitSet;
-use crate::sync::{AtomicUsize, Ordering, UnsafeCell};
+use crate::sync::{AtomicUsize, Ordering, SeqCst, UnsafeCell, spin_hint};
 
 const WAITING: usize = 1;
 const BUSY: usize = 2;
@@ -98,7 +98,7 @@ impl Cell {
         // SAFETY: the caller holds `BUSY` (just acquired with `lock_from`).
         let waker = self.waker.with_mut(|slot| unsafe { (*slot).take() });
         // ORDERING: Release hands the emptied slot to the next party.
-        self.state.store(0, Ordering::Release);
+        self.state.store_at(0, Ordering::Release);
         waker
     }
 }
@@ -110,7 +110,7 @@ unsafe impl WaitSet for Cell {
 
     #[inline]
     fn is_waiting(&self) -> bool {
-        self.state.load(Ordering::SeqCst) & WAITING != 0
+        self.state.load_sc() & WAITING != 0
     }
 
     unsafe fn register(
@@ -128,6 +128,7 @@ unsafe impl WaitSet for Cell {
                 // registration right now, and may wake a stale one: make
                 // sure this task polls again, where it re-registers. A
                 // spurious poll, never a lost wake.
+                spin_hint();
                 waker.wake_by_ref();
                 return 0;
             }
@@ -144,7 +145,7 @@ unsafe impl WaitSet for Cell {
         });
         // ORDERING: SeqCst: the waiter's flag write of the store-buffer race
         // (module docs of `wait`); it also releases the slot.
-        self.state.store(WAITING, Ordering::SeqCst);
+        self.state.store_sc(WAITING);
         0
     }
 

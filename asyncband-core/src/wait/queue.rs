@@ -41,7 +41,7 @@ use std::ptr::NonNull;
 use std::task::Waker;
 
 use super::WaitSet;
-use crate::sync::{AtomicBool, Mutex, MutexGuard, Ordering, UnsafeCell};
+use crate::sync::{AtomicBool, Mutex, MutexGuard, Ordering, SeqCst, UnsafeCell};
 
 /// How many wakers are collected before the lock is dropped to run them.
 const WAKE_BATCH: usize = 16;
@@ -221,7 +221,7 @@ impl Queue {
             on_change(waiting);
         }
         // ORDERING: SeqCst: the waiter's flag write of the store-buffer race.
-        self.waiting.store(waiting, Ordering::SeqCst);
+        self.waiting.store_sc(waiting);
     }
 
     /// Appends `node` at the back.
@@ -292,7 +292,7 @@ unsafe impl WaitSet for Queue {
 
     #[inline]
     fn is_waiting(&self) -> bool {
-        self.waiting.load(Ordering::SeqCst)
+        self.waiting.load_sc()
     }
 
     unsafe fn register(
@@ -418,5 +418,67 @@ unsafe impl WaitSet for Queue {
         drop(list);
         drop(waker);
         got
+    }
+}
+
+#[cfg(all(test, not(asyncband_loom)))]
+mod tests {
+    use super::*;
+    use std::pin::pin;
+
+    fn units(mut n: usize) -> impl FnMut(usize) -> usize {
+        move |want| {
+            let k = want.min(n);
+            n -= k;
+            k
+        }
+    }
+
+    #[test]
+    fn grants_go_to_waiters_in_the_order_they_registered() {
+        let queue = Queue::default();
+        let (a, b, c) = (
+            pin!(QueueNode::default()),
+            pin!(QueueNode::default()),
+            pin!(QueueNode::default()),
+        );
+        let mut changes = Vec::new();
+        // SAFETY: the nodes are pinned, used only here, and cancelled below.
+        unsafe {
+            queue.register(a.as_ref(), Waker::noop(), 1, |w| changes.push(w));
+            queue.register(b.as_ref(), Waker::noop(), 2, |w| changes.push(w));
+            queue.register(c.as_ref(), Waker::noop(), 1, |w| changes.push(w));
+        }
+        assert_eq!(changes, [true]);
+        // Two units: one completes `a`, one goes to `b` in part; `c` waits.
+        queue.grant(units(2), |_| ());
+        // SAFETY: as above.
+        unsafe {
+            assert_eq!(queue.register(a.as_ref(), Waker::noop(), 1, |_| ()), 1);
+            assert_eq!(queue.register(c.as_ref(), Waker::noop(), 1, |_| ()), 0);
+            // Cancelling `b` hands back its partial unit.
+            assert_eq!(queue.cancel(b.as_ref(), |_| ()), 1);
+        }
+        queue.grant(units(1), |w| changes.push(w));
+        assert_eq!(changes, [true, false]);
+        assert!(!queue.is_waiting());
+        // SAFETY: as above.
+        unsafe {
+            assert_eq!(queue.register(c.as_ref(), Waker::noop(), 1, |_| ()), 1);
+            assert_eq!(queue.cancel(c.as_ref(), |_| ()), 0);
+        }
+    }
+
+    #[test]
+    fn waking_everyone_keeps_partial_grants_for_their_owners() {
+        let queue = Queue::default();
+        let a = pin!(QueueNode::default());
+        // SAFETY: pinned, used only here, cancelled below.
+        unsafe { queue.register(a.as_ref(), Waker::noop(), 3, |_| ()) };
+        queue.grant(units(1), |_| ());
+        queue.wake_all(|_| ());
+        assert!(!queue.is_waiting());
+        // SAFETY: as above.
+        assert_eq!(unsafe { queue.cancel(a.as_ref(), |_| ()) }, 1);
     }
 }

@@ -1,0 +1,459 @@
+//! Loom models of every protocol of the core.
+//!
+//! Run them all with
+//!
+//! ```text
+//! LOOM_MAX_PREEMPTIONS=2 RUSTFLAGS="--cfg asyncband_loom" \
+//!     cargo test -p asyncband-core --test loom --release
+//! ```
+//!
+//! or `cargo x loom` (which also runs the quick subset that CI uses with
+//! `cargo x loom --quick`). Under `asyncband_loom` unbounded blocks hold two
+//! slots, and capacities here are 1 or 2, so the rare transitions (a full
+//! ring, a block boundary, a recycled block) happen in every model.
+//!
+//! Each model asserts what it is named after; a lost wake-up shows up as a
+//! loom deadlock (every thread parked), a lost or duplicated value as a
+//! failed assertion, a data race or use-after-free as a loom cell error.
+
+#![cfg(asyncband_loom)]
+
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+
+use asyncband_core::Arc;
+use asyncband_core::arity::{Many, One};
+use asyncband_core::chan::Chan;
+use asyncband_core::error::{RecvTimeoutError, TryRecvError, TrySendError};
+use asyncband_core::future::{Reserve, Send as SendFuture};
+use asyncband_core::list::List;
+use asyncband_core::ring::Ring;
+use asyncband_core::storage::{Capacity, Storage};
+use loom::sync::atomic::{AtomicUsize, Ordering};
+
+use loom::thread;
+
+/// Sends through the blocking API (which parks while full).
+fn send<S: Storage>(chan: &Chan<S>, value: S::Item) {
+    // SAFETY: callers use one thread per producer where producers are
+    // single, and several threads only for `Many` producers.
+    let sent = unsafe { chan.send_blocking(value, None) };
+    assert!(sent.is_ok(), "closed unexpectedly");
+}
+
+/// Receives through the blocking API (which parks while empty).
+fn recv<S: Storage>(chan: &Chan<S>) -> S::Item {
+    // SAFETY: one consumer thread where consumers are single.
+    match unsafe { chan.recv_blocking(None) } {
+        Ok(value) => value,
+        Err(_) => panic!("closed unexpectedly"),
+    }
+}
+
+#[test]
+fn ring_claims_and_publishes_every_value_once_at_capacity_1_with_two_producers() {
+    loom::model(|| {
+        let chan = Chan::<Ring<u32, 1, Many, One>>::new();
+        let producers: Vec<_> = (0..2)
+            .map(|id| {
+                let chan = chan.clone();
+                thread::spawn(move || send(&chan, id))
+            })
+            .collect();
+        let mut got = vec![recv(&chan), recv(&chan)];
+        for producer in producers {
+            producer.join().unwrap();
+        }
+        got.sort_unstable();
+        assert_eq!(got, [0, 1]);
+    });
+}
+
+#[test]
+fn ring_keeps_each_producers_order_at_capacity_2() {
+    loom::model(|| {
+        let chan = Chan::<Ring<(u32, u32), 2, Many, One>>::new();
+        chan.try_send((0, 0)).unwrap();
+        let producer = {
+            let chan = chan.clone();
+            thread::spawn(move || {
+                send(&chan, (1, 0));
+                send(&chan, (1, 1));
+            })
+        };
+        let got: Vec<_> = (0..3).map(|_| recv(&chan)).collect();
+        producer.join().unwrap();
+        let ones: Vec<u32> = got
+            .iter()
+            .filter(|(p, _)| *p == 1)
+            .map(|(_, s)| *s)
+            .collect();
+        assert_eq!(ones, [0, 1]);
+    });
+}
+
+#[test]
+fn ring_with_two_consumers_delivers_each_value_to_exactly_one() {
+    loom::model(|| {
+        let chan = Chan::<Ring<u32, 2, Many, Many>>::new();
+        chan.add_receiver();
+        let consumer = {
+            let chan = chan.clone();
+            thread::spawn(move || recv(&chan))
+        };
+        chan.try_send(1).unwrap();
+        chan.try_send(2).unwrap();
+        let mine = recv(&chan);
+        let theirs = consumer.join().unwrap();
+        let mut all = [mine, theirs];
+        all.sort_unstable();
+        assert_eq!(all, [1, 2]);
+    });
+}
+
+#[test]
+fn spsc_ring_hands_values_over_in_order() {
+    loom::model(|| {
+        let chan = Chan::<Ring<u32, 1, One, One>>::new();
+        let producer = {
+            let chan = chan.clone();
+            thread::spawn(move || {
+                send(&chan, 1);
+                send(&chan, 2);
+            })
+        };
+        assert_eq!([recv(&chan), recv(&chan)], [1, 2]);
+        producer.join().unwrap();
+    });
+}
+
+#[test]
+fn list_crosses_block_boundaries_without_losing_order() {
+    loom::model(|| {
+        let chan = Chan::<List<(u32, u32), Many, One>>::new();
+        let producer = {
+            let chan = chan.clone();
+            thread::spawn(move || {
+                send(&chan, (1, 0));
+                send(&chan, (1, 1));
+            })
+        };
+        send(&chan, (0, 0));
+        let got: Vec<_> = (0..3).map(|_| recv(&chan)).collect();
+        producer.join().unwrap();
+        let ones: Vec<u32> = got
+            .iter()
+            .filter(|(p, _)| *p == 1)
+            .map(|(_, s)| *s)
+            .collect();
+        assert_eq!(ones, [0, 1]);
+    });
+}
+
+#[test]
+fn spsc_list_recycles_blocks_while_the_producer_runs_ahead() {
+    loom::model(|| {
+        let chan = Chan::<List<u32, One, One>>::new();
+        let producer = {
+            let chan = chan.clone();
+            thread::spawn(move || {
+                for i in 0..5 {
+                    send(&chan, i);
+                }
+            })
+        };
+        let got: Vec<u32> = (0..5).map(|_| recv(&chan)).collect();
+        assert_eq!(got, [0, 1, 2, 3, 4]);
+        producer.join().unwrap();
+    });
+}
+
+#[test]
+fn mpmc_list_retires_a_block_only_after_every_slot_is_read() {
+    loom::model(|| {
+        let chan = Chan::<List<u32, Many, Many>>::new();
+        chan.add_receiver();
+        let consumer = {
+            let chan = chan.clone();
+            thread::spawn(move || [recv(&chan), recv(&chan)])
+        };
+        for i in 0..3 {
+            chan.try_send(i).unwrap();
+        }
+        let mine = recv(&chan);
+        let [a, b] = consumer.join().unwrap();
+        let mut all = [mine, a, b];
+        all.sort_unstable();
+        assert_eq!(all, [0, 1, 2]);
+    });
+}
+
+#[test]
+fn a_parked_receiver_is_woken_by_a_send_on_each_producer_arity() {
+    loom::model(|| {
+        let chan = Chan::<Ring<u32, 1, One, One>>::new();
+        let producer = {
+            let chan = chan.clone();
+            // SAFETY: the only producer.
+            thread::spawn(move || unsafe { chan.try_send_unchecked(7) }.unwrap())
+        };
+        // SAFETY: the only consumer.
+        assert_eq!(unsafe { chan.recv_blocking(None) }, Ok(7));
+        producer.join().unwrap();
+    });
+    loom::model(|| {
+        let chan = Chan::<Ring<u32, 2, Many, One>>::new();
+        let producer = {
+            let chan = chan.clone();
+            thread::spawn(move || chan.try_send(7).unwrap())
+        };
+        // SAFETY: the only consumer.
+        assert_eq!(unsafe { chan.recv_blocking(None) }, Ok(7));
+        producer.join().unwrap();
+    });
+}
+
+#[test]
+fn a_parked_receiver_of_an_unbounded_channel_is_woken() {
+    loom::model(|| {
+        let chan = Chan::<List<u32, Many, One>>::new();
+        let producer = {
+            let chan = chan.clone();
+            thread::spawn(move || chan.try_send(7).unwrap())
+        };
+        // SAFETY: the only consumer.
+        assert_eq!(unsafe { chan.recv_blocking(None) }, Ok(7));
+        producer.join().unwrap();
+    });
+}
+
+#[test]
+fn a_parked_single_sender_is_woken_when_a_slot_frees() {
+    loom::model(|| {
+        let chan = Chan::<Ring<u32, 1, One, One>>::new();
+        let consumer = {
+            let chan = chan.clone();
+            thread::spawn(move || {
+                // SAFETY: the only consumer.
+                let first = unsafe { chan.recv_blocking(None) };
+                // SAFETY: as above.
+                let second = unsafe { chan.recv_blocking(None) };
+                (first, second)
+            })
+        };
+        // SAFETY: the only producer.
+        unsafe {
+            chan.send_blocking(1, None).unwrap();
+            chan.send_blocking(2, None).unwrap();
+        }
+        assert_eq!(consumer.join().unwrap(), (Ok(1), Ok(2)));
+    });
+}
+
+#[test]
+fn parked_senders_are_granted_freed_slots() {
+    loom::model(|| {
+        let chan = Chan::<Ring<u32, 1, Many, One>>::new();
+        chan.try_send(0).unwrap();
+        let senders: Vec<_> = (1..3)
+            .map(|v| {
+                let chan = chan.clone();
+                // SAFETY: many producers.
+                thread::spawn(move || unsafe { chan.send_blocking(v, None) }.unwrap())
+            })
+            .collect();
+        let mut got = Vec::new();
+        for _ in 0..3 {
+            // SAFETY: the only consumer.
+            got.push(unsafe { chan.recv_blocking(None) }.unwrap());
+        }
+        for sender in senders {
+            sender.join().unwrap();
+        }
+        got.sort_unstable();
+        assert_eq!(got, [0, 1, 2]);
+    });
+}
+
+#[test]
+fn a_cancelled_send_passes_on_the_slot_it_was_granted() {
+    loom::model(|| {
+        let chan = Chan::<Ring<u32, 1, Many, One>>::new();
+        chan.try_send(0).unwrap();
+        let canceller = {
+            let chan = chan.clone();
+            thread::spawn(move || {
+                // SAFETY: many producers.
+                let mut send = pin!(unsafe { SendFuture::new(&*chan, 1) });
+                let mut cx = Context::from_waker(Waker::noop());
+                // Poll once (it may complete, or queue), then drop it, maybe
+                // after it was granted the freed slot.
+                send.as_mut().poll(&mut cx).is_ready()
+            })
+        };
+        let waiter = {
+            let chan = chan.clone();
+            // SAFETY: many producers.
+            thread::spawn(move || unsafe { chan.send_blocking(2, None) }.unwrap())
+        };
+        // SAFETY: the only consumer.
+        let mut got = vec![unsafe { chan.recv_blocking(None) }.unwrap()];
+        let sent_by_canceller = canceller.join().unwrap();
+        let expected = if sent_by_canceller { 3 } else { 2 };
+        while got.len() < expected {
+            // SAFETY: the only consumer.
+            got.push(unsafe { chan.recv_blocking(None) }.unwrap());
+        }
+        waiter.join().unwrap();
+        got.sort_unstable();
+        let want: &[u32] = if sent_by_canceller {
+            &[0, 1, 2]
+        } else {
+            &[0, 2]
+        };
+        assert_eq!(got, want);
+    });
+}
+
+#[test]
+fn a_permit_dropped_while_a_sender_waits_wakes_it() {
+    loom::model(|| {
+        let chan = Chan::<Ring<u32, 1, Many, One>>::new();
+        // SAFETY: many producers.
+        unsafe { chan.try_reserve(1) }.unwrap();
+        let waiter = {
+            let chan = chan.clone();
+            // SAFETY: many producers.
+            thread::spawn(move || unsafe { chan.send_blocking(5, None) }.unwrap())
+        };
+        // Dropping the permit: give the unit back.
+        chan.return_units(1);
+        // SAFETY: the only consumer.
+        assert_eq!(unsafe { chan.recv_blocking(None) }, Ok(5));
+        waiter.join().unwrap();
+        assert_eq!(chan.storage().reserved(), 0);
+    });
+}
+
+#[test]
+fn a_granted_reservation_races_with_a_receive_and_a_cancel() {
+    loom::model(|| {
+        let chan = Chan::<Ring<u32, 1, Many, One>>::new();
+        chan.try_send(0).unwrap();
+        let reserver = {
+            let chan = chan.clone();
+            thread::spawn(move || {
+                // SAFETY: many producers.
+                let mut reserve = pin!(unsafe { Reserve::new(&*chan, 1) });
+                let mut cx = Context::from_waker(Waker::noop());
+                matches!(reserve.as_mut().poll(&mut cx), Poll::Ready(Ok(())))
+            })
+        };
+        // SAFETY: the only consumer.
+        assert_eq!(unsafe { chan.recv_blocking(None) }, Ok(0));
+        let holds_unit = reserver.join().unwrap();
+        if holds_unit {
+            // The reservation completed: its unit is ours to give back.
+            chan.return_units(1);
+        }
+        // Whatever happened, the slot is free again: nothing leaked.
+        assert_eq!(chan.storage().reserved(), 0);
+        chan.try_send(9).unwrap();
+    });
+}
+
+fn close_racing_with_send<S: Storage<Item = u32> + Send + Sync + 'static>() {
+    loom::model(|| {
+        let chan = Chan::<S>::new();
+        let producer = {
+            let chan = chan.clone();
+            // SAFETY: the only producer thread.
+            thread::spawn(move || unsafe { chan.try_send_unchecked(1) }.is_ok())
+        };
+        let closer = {
+            let chan = chan.clone();
+            // SAFETY: not the producer.
+            thread::spawn(move || unsafe { chan.close(false) })
+        };
+        let mut got = Vec::new();
+        loop {
+            // SAFETY: the only consumer.
+            match unsafe { chan.try_recv() } {
+                Ok(v) => got.push(v),
+                Err(TryRecvError::Empty) => thread::yield_now(),
+                Err(TryRecvError::Disconnected) => break,
+            }
+        }
+        let accepted = producer.join().unwrap();
+        closer.join().unwrap();
+        assert_eq!(got, if accepted { vec![1] } else { vec![] });
+    });
+}
+
+#[test]
+fn close_racing_with_send_never_loses_an_accepted_value_spsc_ring() {
+    close_racing_with_send::<Ring<u32, 2, One, One>>();
+}
+
+#[test]
+fn close_racing_with_send_never_loses_an_accepted_value_mpsc_ring() {
+    close_racing_with_send::<Ring<u32, 2, Many, One>>();
+}
+
+#[test]
+fn close_racing_with_send_never_loses_an_accepted_value_spsc_list() {
+    close_racing_with_send::<List<u32, One, One>>();
+}
+
+#[test]
+fn close_racing_with_send_never_loses_an_accepted_value_mpsc_list() {
+    close_racing_with_send::<List<u32, Many, One>>();
+}
+
+#[test]
+fn dropping_the_last_receiver_drops_queued_values_exactly_once() {
+    struct Counted(Arc<AtomicUsize>);
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    loom::model(|| {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let chan = Chan::<Ring<Counted, 2, Many, One>>::new();
+        let producer = {
+            let (chan, drops) = (chan.clone(), drops.clone());
+            thread::spawn(move || {
+                for _ in 0..2 {
+                    match chan.try_send(Counted(drops.clone())) {
+                        Ok(()) => {}
+                        Err(TrySendError::Full(v) | TrySendError::Disconnected(v)) => drop(v),
+                    }
+                }
+            })
+        };
+        // SAFETY: the only consumer, going away.
+        unsafe { chan.drop_receiver() };
+        producer.join().unwrap();
+        // Everything sent before the drop was dropped by it; everything
+        // after was handed back and dropped by the producer.
+        assert_eq!(drops.load(Ordering::SeqCst), 2);
+        assert_eq!(chan.storage().len(), 0);
+    });
+}
+
+#[test]
+fn a_timed_out_receive_leaves_no_registration_behind() {
+    loom::model(|| {
+        let chan = Chan::<Ring<u32, 1, One, One>>::new();
+        // A deadline in the past: the receive gives up after one attempt.
+        let past = std::time::Instant::now();
+        // SAFETY: the only consumer.
+        let received = unsafe { chan.recv_blocking(Some(past)) };
+        assert_eq!(received, Err(RecvTimeoutError::Timeout));
+        // SAFETY: the only producer.
+        unsafe { chan.try_send_unchecked(1) }.unwrap();
+        // SAFETY: the only consumer.
+        assert_eq!(unsafe { chan.try_recv() }, Ok(1));
+    });
+}
