@@ -15,7 +15,10 @@ struct Message {
 
 impl Message {
     const fn new() -> Self {
-        Self { buf: [0; 320], len: 0 }
+        Self {
+            buf: [0; 320],
+            len: 0,
+        }
     }
 
     const fn text(mut self, text: &str) -> Self {
@@ -48,10 +51,15 @@ impl Message {
         self
     }
 
-    const fn fail(&self) -> ! {
+    /// The number in backticks, as code is quoted in compiler messages.
+    const fn code(self, n: usize) -> Self {
+        self.text("`").number(n).text("`")
+    }
+
+    const fn as_str(&self) -> &str {
         match core::str::from_utf8(self.buf.split_at(self.len).0) {
-            Ok(message) => panic!("{}", message),
-            Err(_) => panic!("asyncband: invalid channel parameters"),
+            Ok(message) => message,
+            Err(_) => "asyncband: invalid channel parameters",
         }
     }
 }
@@ -61,49 +69,51 @@ const fn power_below(n: usize) -> usize {
     1 << (usize::BITS - 1 - n.leading_zeros())
 }
 
+// Each rule panics in its own body, not in a helper, so that the compiler's
+// report of the failed evaluation stays short.
+
 /// `CAP` must be a power of two from 1 to [`MAX_CAPACITY`].
 pub(crate) const fn capacity<const CAP: usize>() {
-    if CAP == 0 {
+    let message = if CAP == 0 {
         Message::new()
-            .text("`CAP` is 0, but a bounded channel needs at least one slot: ")
-            .text("use a power of two from 1 to ")
-            .number(MAX_CAPACITY)
-            .fail();
-    }
-    if CAP > MAX_CAPACITY {
+            .text("`CAP` is `0`, but a bounded channel needs at least one slot; ")
+            .text("use a power of two from `1` to ")
+            .code(MAX_CAPACITY)
+    } else if CAP > MAX_CAPACITY {
         Message::new()
             .text("`CAP` is ")
-            .number(CAP)
+            .code(CAP)
             .text(", above the maximum capacity of ")
-            .number(MAX_CAPACITY)
-            .text(" (2^20): use a power of two up to it, or an unbounded channel")
-            .fail();
-    }
-    if !CAP.is_power_of_two() {
+            .code(MAX_CAPACITY)
+            .text(" (2^20); use a smaller power of two, or an unbounded channel")
+    } else if !CAP.is_power_of_two() {
         let below = power_below(CAP);
         Message::new()
             .text("`CAP` is ")
-            .number(CAP)
+            .code(CAP)
             .text(", which is not a power of two; the nearest are ")
-            .number(below)
+            .code(below)
             .text(" and ")
-            .number(below * 2)
-            .fail();
-    }
+            .code(below * 2)
+    } else {
+        return;
+    };
+    panic!("{}", message.as_str());
 }
 
 /// `size_of::<T>()` must fit the `INLINE` budget.
 pub(crate) const fn inline<T, const INLINE: usize>() {
     let size = size_of::<T>();
-    if size > INLINE {
-        Message::new()
-            .text("the payload is ")
-            .number(size)
-            .text(" bytes, over the inline budget `INLINE` of ")
-            .number(INLINE)
-            .text(" bytes: send a `Box<T>` (")
-            .number(size_of::<Box<u8>>())
-            .text(" bytes) instead, or raise `INLINE`")
-            .fail();
+    if size <= INLINE {
+        return;
     }
+    let message = Message::new()
+        .text("the payload is ")
+        .code(size)
+        .text(" bytes, above the `INLINE` budget of ")
+        .code(INLINE)
+        .text(" bytes; send a `Box<T>` (")
+        .code(size_of::<Box<u8>>())
+        .text(" bytes) instead, or raise `INLINE`");
+    panic!("{}", message.as_str());
 }

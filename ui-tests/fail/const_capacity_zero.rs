@@ -1,0 +1,5 @@
+use asyncband::mpsc;
+
+fn main() {
+    let (_tx, _rx) = mpsc::Bounded::<u32, 0>::channel();
+}

@@ -1,0 +1,3 @@
+fn main() {
+    let (_tx, _rx) = asyncband::channel!(mpsc, u32, bounded = 64);
+}

@@ -1,0 +1,3 @@
+fn main() {
+    let (_tx, _rx) = asyncband::channel!(mpsc, unbounded = 64, u32);
+}
