@@ -135,3 +135,8 @@ fn is_full<F: Flavour>(chan: &Chan<F::Storage>) -> bool {
 }
 
 pub(crate) use batch::drain_into;
+
+/// The README's code, run as doctests so that it stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
