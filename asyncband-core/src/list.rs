@@ -47,7 +47,7 @@ use crossbeam_utils::CachePadded;
 use crate::arity::Arity;
 use crate::boundary::Boundary;
 use crate::slot::{Slot, Stamp, readable};
-use crate::storage::{PopError, PushError, Storage};
+use crate::storage::{PopError, PushError, Storage, drop_each};
 use crate::sync::{AtomicPtr, AtomicU64, Ordering, SeqCst, UnsafeCell, spin_hint, thread};
 
 /// Slots per block.
@@ -666,12 +666,25 @@ unsafe impl<T, P: Arity, C: Arity> Storage for List<T, P, C> {
     fn set_waiting(&self, _waiting: bool) {}
 
     unsafe fn drain(&self) {
+        // SAFETY: the last consumer (caller's contract).
+        drop_each(|| unsafe { self.take_queued() });
+    }
+}
+
+impl<T, P: Arity, C: Arity> List<T, P, C> {
+    /// The last consumer's step: the next value still queued (waiting out a
+    /// push in flight), with the head moved past it.
+    ///
+    /// # Safety
+    ///
+    /// No other consumer exists.
+    unsafe fn take_queued(&self) -> Option<T> {
         loop {
-            // SAFETY: the caller is the last consumer: single, whatever `C`.
+            // SAFETY: the only consumer, whatever `C` says.
             match unsafe { self.try_pop() } {
-                Ok(value) => drop(value),
+                Ok(value) => return Some(value),
                 Err(PopError::Busy) => spin_hint(),
-                Err(PopError::Empty | PopError::Closed) => return,
+                Err(PopError::Empty | PopError::Closed) => return None,
             }
         }
     }
@@ -679,42 +692,17 @@ unsafe impl<T, P: Arity, C: Arity> Storage for List<T, P, C> {
 
 impl<T, P: Arity, C: Arity> Drop for List<T, P, C> {
     fn drop(&mut self) {
-        // Every endpoint is gone, so nothing is in flight.
-        // ORDERING (all): Relaxed; `&mut self`.
-        let mut index = self.head.index.load(Ordering::Relaxed);
+        // Every endpoint is gone, so nothing is in flight: drop the values
+        // (blocks the head leaves go to the pool), then the blocks left.
+        // SAFETY: `&mut self`: the only consumer.
+        drop_each(|| unsafe { self.take_queued() });
+        // ORDERING: Relaxed; `&mut self`.
         let mut block = self.head.block.load(Ordering::Relaxed);
-        let mut tail = Self::tail_index(self.tail.index.load(Ordering::Relaxed));
-        if !P::MANY {
-            if let Some(end) = self.boundary.frozen() {
-                tail = tail.min(end);
-            }
-        }
-        while index < tail {
-            let offset = index % LAP;
-            if offset == BLOCK as u64 {
-                index += 1;
-                continue;
-            }
-            // SAFETY: `block` is the live block holding `index`.
-            let slot = unsafe { &(*block).slots[offset as usize] };
-            if !P::MANY || slot.stamp.load(Ordering::Relaxed) == readable(index) {
-                // SAFETY: below the tail and published: holds a value.
-                drop(unsafe { slot.read() });
-            }
-            if offset + 1 == BLOCK as u64 {
-                // SAFETY: as above.
-                let next = unsafe { (*block).next.load(Ordering::Relaxed) };
-                // SAFETY: we own every block now, and came from a `Box`.
-                drop(unsafe { Box::from_raw(block) });
-                block = next;
-            }
-            index += 1;
-        }
-        // The block the head stopped in, and any block linked after it.
         while !block.is_null() {
-            // SAFETY: as above.
+            // SAFETY: we own every block now; each came from a `Box`.
             let next = unsafe { (*block).next.load(Ordering::Relaxed) };
-            // SAFETY: as above.
+            // SAFETY: as above; `block` is not in the pool (the pool only
+            // holds blocks the head has left).
             drop(unsafe { Box::from_raw(block) });
             block = next;
         }

@@ -66,7 +66,7 @@ use crossbeam_utils::CachePadded;
 use crate::arity::Arity;
 use crate::boundary::Boundary;
 use crate::slot::{Slot, Stamp, readable, writable};
-use crate::storage::{Capacity, PopError, PushError, Storage};
+use crate::storage::{Capacity, PopError, PushError, Storage, drop_each};
 use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Ordering, SeqCst, UnsafeCell, spin_hint};
 
 /// The largest capacity a bounded channel may have: 2^20 slots.
@@ -435,11 +435,13 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
             if self.boundary.is_closed() {
                 return Err(PushError::Closed(value));
             }
-            // ORDERING: Relaxed; the producer reads its own tail. No permit
-            // can be held here: permits borrow the single sender.
+            // ORDERING: Relaxed; the producer reads its own tail and count of
+            // held units. Permits borrow the single sender, so none is in use
+            // now, but a forgotten one still holds its slot.
             let tail = self.tail.word.load(Ordering::Relaxed);
+            let held = self.tail.reserved.load(Ordering::Relaxed) as u64;
             // SAFETY: single producer (caller's contract).
-            if !unsafe { self.room(tail, 1) } {
+            if !unsafe { self.room(tail + held, 1) } {
                 return Err(PushError::Full(value));
             }
             // SAFETY: single producer, and `room` found the slot free.
@@ -742,43 +744,55 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
     }
 
     unsafe fn drain(&self) {
+        // SAFETY: closed, and we are the last consumer (caller's contract).
+        drop_each(|| unsafe { self.take_queued() });
+    }
+}
+
+impl<T, const CAP: usize, P: Arity, C: Arity> Ring<T, CAP, P, C> {
+    /// The last consumer's step: the next value still queued, with the head
+    /// already moved past it; waits for a push that claimed its position
+    /// before the close.
+    ///
+    /// # Safety
+    ///
+    /// No other consumer exists, and no push can linearise any more (closed,
+    /// or every endpoint is gone).
+    unsafe fn take_queued(&self) -> Option<T> {
+        // ORDERING: Relaxed; the last consumer reads its own head.
+        let head = self.head.word.load(Ordering::Relaxed);
         if !P::MANY {
-            // ORDERING: Relaxed; the last consumer reads its own head.
-            let mut head = self.head.word.load(Ordering::Relaxed);
             // ORDERING: SeqCst, as in `close`.
             let tail = self.tail.word.load_sc();
-            let end = self.boundary.settle(tail).min(tail);
-            while head < end {
-                // SAFETY: positions below the boundary and the published
-                // tail hold values nobody else will read.
-                drop(unsafe { self.slot(head).read() });
-                head += 1;
-                // ORDERING: SeqCst, as in `try_pop`.
-                self.head.word.store_sc(head);
+            if head >= self.boundary.settle(tail).min(tail) {
+                return None;
             }
-            return;
-        }
-        // ORDERING: SeqCst: the claim word is closed; its position is the
-        // frozen end.
-        let end = Self::pos(self.tail.word.load_sc());
-        // ORDERING: Relaxed; no consumer runs any more.
-        let mut head = self.head.word.load(Ordering::Relaxed);
-        while head & Self::POS_MASK != end {
-            let slot = self.slot(head);
-            // A producer that claimed before the close may still be writing.
-            // ORDERING: Acquire pairs with its publish.
-            while slot.stamp.load(Ordering::Acquire) != readable(head) {
-                spin_hint();
-            }
-            // SAFETY: published, and no other consumer exists.
-            drop(unsafe { slot.read() });
-            // ORDERING: Release, as in `try_pop`.
-            slot.stamp
-                .store(writable(head + Self::CAP64), Ordering::Release);
-            head += 1;
+            // SAFETY: below the boundary and the published tail: a value
+            // nobody else will read.
+            let value = unsafe { self.slot(head).read() };
             // ORDERING: SeqCst, as in `try_pop`.
-            self.head.word.store_sc(head);
+            self.head.word.store_sc(head + 1);
+            return Some(value);
         }
+        // ORDERING: SeqCst: the position in the closed claim word is the
+        // frozen end.
+        if head & Self::POS_MASK == Self::pos(self.tail.word.load_sc()) {
+            return None;
+        }
+        let slot = self.slot(head);
+        // A producer that claimed before the close may still be writing.
+        // ORDERING: Acquire pairs with its publish.
+        while slot.stamp.load(Ordering::Acquire) != readable(head) {
+            spin_hint();
+        }
+        // SAFETY: published, and no other consumer exists.
+        let value = unsafe { slot.read() };
+        // ORDERING: Release, as in `try_pop`.
+        slot.stamp
+            .store(writable(head + Self::CAP64), Ordering::Release);
+        // ORDERING: SeqCst, as in `try_pop`.
+        self.head.word.store_sc(head + 1);
+        Some(value)
     }
 }
 
@@ -799,36 +813,9 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Capacity for Ring<T, CAP, P
 
 impl<T, const CAP: usize, P: Arity, C: Arity> Drop for Ring<T, CAP, P, C> {
     fn drop(&mut self) {
-        // Every endpoint is gone: no push is in flight. Drop what is left.
-        // ORDERING (all loads below): Relaxed; `&mut self` means no other
-        // thread touches the ring, and the drop of the last handle
-        // synchronised with every earlier use.
-        let mut head = self.head.word.load(Ordering::Relaxed);
-        if !P::MANY {
-            let mut end = self.tail.word.load(Ordering::Relaxed);
-            if let Some(frozen) = self.boundary.frozen() {
-                end = end.min(frozen);
-            }
-            while head < end {
-                // SAFETY: positions in [head, end) hold values.
-                drop(unsafe { self.slot(head).read() });
-                head += 1;
-            }
-            return;
-        }
-        loop {
-            let slot = self.slot(head);
-            if slot.stamp.load(Ordering::Relaxed) != readable(head) {
-                return;
-            }
-            // SAFETY: the stamp says the slot holds the value for `head`.
-            drop(unsafe { slot.read() });
-            // A panicking drop above would leave the rest to leak, never to
-            // be dropped twice: the stamp is bumped after each read.
-            slot.stamp
-                .store(writable(head + Self::CAP64), Ordering::Relaxed);
-            head += 1;
-        }
+        // SAFETY: `&mut self`: every endpoint is gone, so there is no other
+        // consumer and no push in flight.
+        drop_each(|| unsafe { self.take_queued() });
     }
 }
 

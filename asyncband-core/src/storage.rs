@@ -170,3 +170,24 @@ pub unsafe trait Capacity: Storage {
     /// Units held as permits or grants.
     fn reserved(&self) -> usize;
 }
+
+/// Drops every value `next` yields. If a destructor panics, the rest are
+/// still dropped while the panic unwinds (a second panic aborts, as when a
+/// `Vec` drops its elements); `next` must move its cursor past a value
+/// before returning it, so none is dropped twice.
+pub(crate) fn drop_each<T>(next: impl FnMut() -> Option<T>) {
+    struct Rest<T, F: FnMut() -> Option<T>>(F, std::marker::PhantomData<T>);
+
+    impl<T, F: FnMut() -> Option<T>> Drop for Rest<T, F> {
+        fn drop(&mut self) {
+            while let Some(value) = (self.0)() {
+                drop(value);
+            }
+        }
+    }
+
+    let mut rest = Rest(next, std::marker::PhantomData);
+    while let Some(value) = (rest.0)() {
+        drop(value);
+    }
+}

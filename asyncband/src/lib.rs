@@ -129,6 +129,12 @@ pub mod __private {
 use asyncband_core::chan::Chan;
 use asyncband_core::storage::Storage;
 
+/// The deadline `timeout` from now; `None` (wait as long as it takes) when
+/// the instant would overflow, as for `Duration::MAX`.
+fn deadline(timeout: std::time::Duration) -> Option<std::time::Instant> {
+    std::time::Instant::now().checked_add(timeout)
+}
+
 /// Whether the channel is full, for every flavour.
 fn is_full<F: Flavour>(chan: &Chan<F::Storage>) -> bool {
     chan.storage().is_full()

@@ -7,7 +7,7 @@
 //! freely.
 
 use std::fmt;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use asyncband_core::Arc;
 use asyncband_core::arity::Many;
@@ -202,10 +202,7 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
         timeout: Duration,
     ) -> Result<(), SendTimeoutError<F::Item>> {
         // SAFETY: many producers may push concurrently.
-        unsafe {
-            self.chan
-                .send_blocking(value, Some(Instant::now() + timeout))
-        }
+        unsafe { self.chan.send_blocking(value, crate::deadline(timeout)) }
     }
 
     /// Closes the channel for every endpoint: sends fail from now on,
@@ -493,10 +490,7 @@ impl<F: Flavour<Senders = Many, Storage: Capacity>> Sender<F> {
         timeout: Duration,
     ) -> Result<Permit<'_, F>, SendTimeoutError<()>> {
         // SAFETY: many producers may reserve concurrently.
-        unsafe {
-            self.chan
-                .reserve_blocking(1, Some(Instant::now() + timeout))
-        }?;
+        unsafe { self.chan.reserve_blocking(1, crate::deadline(timeout)) }?;
         Ok(Permit::new(&self.chan))
     }
 
@@ -771,7 +765,7 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
     /// ```
     pub fn recv_timeout(&self, timeout: Duration) -> Result<F::Item, RecvTimeoutError> {
         // SAFETY: many consumers may pop concurrently.
-        unsafe { self.chan.recv_blocking(Some(Instant::now() + timeout)) }
+        unsafe { self.chan.recv_blocking(crate::deadline(timeout)) }
     }
 
     /// Appends up to `limit` ready values to `buf` without waiting; returns

@@ -10,7 +10,7 @@
 
 use std::fmt;
 use std::pin::Pin;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use asyncband_core::Arc;
 use asyncband_core::arity::One;
@@ -202,10 +202,7 @@ impl<F: Flavour<Senders = One>> Sender<F> {
         timeout: Duration,
     ) -> Result<(), SendTimeoutError<F::Item>> {
         // SAFETY: `&mut self` on the only sender.
-        unsafe {
-            self.chan
-                .send_blocking(value, Some(Instant::now() + timeout))
-        }
+        unsafe { self.chan.send_blocking(value, crate::deadline(timeout)) }
     }
 
     /// Closes the channel: sends fail from now on, the receiver drains what
@@ -468,10 +465,7 @@ impl<F: Flavour<Senders = One, Storage: Capacity>> Sender<F> {
         timeout: Duration,
     ) -> Result<Permit<'_, F>, SendTimeoutError<()>> {
         // SAFETY: `&mut self` on the only sender.
-        unsafe {
-            self.chan
-                .reserve_blocking(1, Some(Instant::now() + timeout))
-        }?;
+        unsafe { self.chan.reserve_blocking(1, crate::deadline(timeout)) }?;
         Ok(Permit::new(&self.chan))
     }
 
@@ -645,7 +639,7 @@ impl<F: Flavour<Receivers = One>> Receiver<F> {
     /// ```
     pub fn recv_timeout(&mut self, timeout: Duration) -> Result<F::Item, RecvTimeoutError> {
         // SAFETY: `&mut self` on the only receiver.
-        unsafe { self.chan.recv_blocking(Some(Instant::now() + timeout)) }
+        unsafe { self.chan.recv_blocking(crate::deadline(timeout)) }
     }
 
     /// Appends up to `limit` ready values to `buf` without waiting; returns

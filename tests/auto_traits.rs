@@ -1,0 +1,195 @@
+//! The auto-trait matrix, in the style of tokio's `tests/async_send_sync.rs`:
+//! compile-time checks that endpoints, futures and permits are `Send`,
+//! `Sync` and `Unpin` exactly as API.md says.
+//!
+//! - Endpoints are `Send + Sync + Unpin` when `T: Send` (even when `T` is not
+//!   `Sync`), and neither `Send` nor `Sync` when `T` is not `Send`.
+//! - The futures of send, receive, reserve and close are `Send` when
+//!   `T: Send`, not `Send` otherwise, and never `Unpin`: each embeds its
+//!   intrusive wait node.
+//! - Every kind of permit (`Permit`, `Permits`, `OwnedPermit`) is `Send`
+//!   when `T: Send`, and not otherwise.
+//! - Every public type is `Debug` without `T: Debug`.
+//!
+//! The checks run when this file compiles; the one test below only gives the
+//! target something to run.
+
+use std::cell::Cell;
+use std::error::Error;
+use std::fmt::{Debug, Display};
+use std::rc::Rc;
+
+use asyncband::error::{
+    RecvError, RecvTimeoutError, SendError, SendTimeoutError, TryRecvError, TrySendError,
+};
+use asyncband::future::{
+    ClosedFuture, RecvFuture, RecvManyFuture, ReserveFuture, ReserveManyFuture, ReserveOwnedFuture,
+    SendFuture,
+};
+use static_assertions::{assert_impl_all, assert_not_impl_any};
+
+/// `Send + Sync`, and not `Debug`.
+struct Opaque(#[allow(dead_code)] u8);
+/// `Send` but not `Sync`.
+type SendOnly = Cell<u8>;
+/// Neither `Send` nor `Sync`.
+type Local = Rc<u8>;
+
+/// Payload-independent facts and the `Send` payloads, for every flavour.
+macro_rules! every_flavour {
+    () => {
+        // Endpoints: Send + Sync + Unpin + Debug when T: Send.
+        assert_impl_all!(Sender<F<u8>>: Send, Sync, Unpin, Debug);
+        assert_impl_all!(Receiver<F<u8>>: Send, Sync, Unpin, Debug);
+        assert_impl_all!(Sender<F<Opaque>>: Send, Sync, Unpin, Debug);
+        assert_impl_all!(Receiver<F<Opaque>>: Send, Sync, Unpin, Debug);
+        assert_impl_all!(Sender<F<SendOnly>>: Send, Sync, Unpin);
+        assert_impl_all!(Receiver<F<SendOnly>>: Send, Sync, Unpin);
+        // ... and neither Send nor Sync when T is not Send; still Unpin.
+        assert_not_impl_any!(Sender<F<Local>>: Send, Sync);
+        assert_not_impl_any!(Receiver<F<Local>>: Send, Sync);
+        assert_impl_all!(Sender<F<Local>>: Unpin);
+        assert_impl_all!(Receiver<F<Local>>: Unpin);
+
+        // Futures: Send when T: Send, never Unpin, Debug without T: Debug.
+        assert_impl_all!(SendFuture<'static, F<Opaque>>: Send, Debug);
+        assert_impl_all!(RecvFuture<'static, F<Opaque>>: Send, Debug);
+        assert_impl_all!(RecvManyFuture<'static, F<Opaque>>: Send, Debug);
+        assert_impl_all!(ClosedFuture<'static, F<Opaque>>: Send, Debug);
+        assert_impl_all!(SendFuture<'static, F<SendOnly>>: Send);
+        assert_impl_all!(RecvFuture<'static, F<SendOnly>>: Send);
+        assert_impl_all!(RecvManyFuture<'static, F<SendOnly>>: Send);
+        assert_impl_all!(ClosedFuture<'static, F<SendOnly>>: Send);
+        assert_not_impl_any!(SendFuture<'static, F<u8>>: Unpin);
+        assert_not_impl_any!(RecvFuture<'static, F<u8>>: Unpin);
+        assert_not_impl_any!(RecvManyFuture<'static, F<u8>>: Unpin);
+        assert_not_impl_any!(ClosedFuture<'static, F<u8>>: Unpin);
+        assert_not_impl_any!(SendFuture<'static, F<Local>>: Send, Unpin);
+        assert_not_impl_any!(RecvFuture<'static, F<Local>>: Send, Unpin);
+        assert_not_impl_any!(RecvManyFuture<'static, F<Local>>: Send, Unpin);
+        assert_not_impl_any!(ClosedFuture<'static, F<Local>>: Send, Unpin);
+    };
+}
+
+/// Reservations and permits of the bounded flavours.
+macro_rules! bounded {
+    () => {
+        assert_impl_all!(ReserveFuture<'static, F<Opaque>>: Send, Debug);
+        assert_impl_all!(ReserveManyFuture<'static, F<Opaque>>: Send, Debug);
+        assert_impl_all!(ReserveFuture<'static, F<SendOnly>>: Send);
+        assert_impl_all!(ReserveManyFuture<'static, F<SendOnly>>: Send);
+        assert_not_impl_any!(ReserveFuture<'static, F<u8>>: Unpin);
+        assert_not_impl_any!(ReserveManyFuture<'static, F<u8>>: Unpin);
+        assert_not_impl_any!(ReserveFuture<'static, F<Local>>: Send, Unpin);
+        assert_not_impl_any!(ReserveManyFuture<'static, F<Local>>: Send, Unpin);
+
+        assert_impl_all!(Permit<'static, F<Opaque>>: Send, Debug);
+        assert_impl_all!(Permits<'static, F<Opaque>>: Send, Debug);
+        assert_impl_all!(Permit<'static, F<SendOnly>>: Send);
+        assert_impl_all!(Permits<'static, F<SendOnly>>: Send);
+        assert_not_impl_any!(Permit<'static, F<Local>>: Send, Sync);
+        assert_not_impl_any!(Permits<'static, F<Local>>: Send, Sync);
+    };
+}
+
+/// Weak senders, of the flavours with cloneable senders.
+macro_rules! many_senders {
+    () => {
+        assert_impl_all!(WeakSender<F<Opaque>>: Send, Sync, Unpin, Clone, Debug);
+        assert_impl_all!(WeakSender<F<SendOnly>>: Send, Sync);
+        assert_not_impl_any!(WeakSender<F<Local>>: Send, Sync);
+        assert_impl_all!(Sender<F<Opaque>>: Clone);
+    };
+}
+
+/// Owned permits, of the bounded flavours with cloneable senders.
+macro_rules! many_senders_bounded {
+    () => {
+        assert_impl_all!(OwnedPermit<F<Opaque>>: Send, Unpin, Debug);
+        assert_impl_all!(OwnedPermit<F<SendOnly>>: Send);
+        assert_not_impl_any!(OwnedPermit<F<Local>>: Send, Sync);
+        assert_impl_all!(ReserveOwnedFuture<F<Opaque>>: Send, Debug);
+        assert_impl_all!(ReserveOwnedFuture<F<SendOnly>>: Send);
+        assert_not_impl_any!(ReserveOwnedFuture<F<u8>>: Unpin);
+        assert_not_impl_any!(ReserveOwnedFuture<F<Local>>: Send, Unpin);
+    };
+}
+
+mod spsc_bounded {
+    use super::*;
+    use asyncband::spsc::{Permit, Permits, Receiver, Sender};
+    type F<T> = asyncband::spsc::Bounded<T, 4>;
+    every_flavour!();
+    bounded!();
+    // The single sides are not Clone: one endpoint each, by type.
+    assert_not_impl_any!(Sender<F<u8>>: Clone);
+    assert_not_impl_any!(Receiver<F<u8>>: Clone);
+}
+
+mod spsc_unbounded {
+    use super::*;
+    use asyncband::spsc::{Receiver, Sender};
+    type F<T> = asyncband::spsc::Unbounded<T>;
+    every_flavour!();
+    assert_not_impl_any!(Sender<F<u8>>: Clone);
+    assert_not_impl_any!(Receiver<F<u8>>: Clone);
+}
+
+mod mpsc_bounded {
+    use super::*;
+    use asyncband::mpsc::{OwnedPermit, Permit, Permits, Receiver, Sender, WeakSender};
+    type F<T> = asyncband::mpsc::Bounded<T, 4>;
+    every_flavour!();
+    bounded!();
+    many_senders!();
+    many_senders_bounded!();
+    assert_not_impl_any!(Receiver<F<u8>>: Clone);
+}
+
+mod mpsc_unbounded {
+    use super::*;
+    use asyncband::mpsc::{Receiver, Sender, WeakSender};
+    type F<T> = asyncband::mpsc::Unbounded<T>;
+    every_flavour!();
+    many_senders!();
+    assert_not_impl_any!(Receiver<F<u8>>: Clone);
+}
+
+mod mpmc_bounded {
+    use super::*;
+    use asyncband::mpmc::{OwnedPermit, Permit, Permits, Receiver, Sender, WeakSender};
+    type F<T> = asyncband::mpmc::Bounded<T, 4>;
+    every_flavour!();
+    bounded!();
+    many_senders!();
+    many_senders_bounded!();
+    assert_impl_all!(Receiver<F<Opaque>>: Clone);
+}
+
+mod mpmc_unbounded {
+    use super::*;
+    use asyncband::mpmc::{Receiver, Sender, WeakSender};
+    type F<T> = asyncband::mpmc::Unbounded<T>;
+    every_flavour!();
+    many_senders!();
+    assert_impl_all!(Receiver<F<Opaque>>: Clone);
+}
+
+// The errors: Debug, Display and Error without `T: Debug`; Send and Sync
+// when `T` is; `PartialEq`, `Eq`, `Clone`, and `Copy` where no `T` is held.
+assert_impl_all!(SendError<Opaque>: Debug, Display, Error, Send, Sync, Unpin);
+assert_impl_all!(TrySendError<Opaque>: Debug, Display, Error, Send, Sync, Unpin);
+assert_impl_all!(SendTimeoutError<Opaque>: Debug, Display, Error, Send, Sync, Unpin);
+assert_impl_all!(SendError<u8>: PartialEq, Eq, Clone, Copy);
+assert_impl_all!(TrySendError<u8>: PartialEq, Eq, Clone, Copy);
+assert_impl_all!(SendTimeoutError<u8>: PartialEq, Eq, Clone, Copy);
+assert_impl_all!(SendError<String>: PartialEq, Eq, Clone);
+assert_impl_all!(RecvError: Debug, Display, Error, Send, Sync, PartialEq, Eq, Clone, Copy);
+assert_impl_all!(TryRecvError: Debug, Display, Error, Send, Sync, PartialEq, Eq, Clone, Copy);
+assert_impl_all!(RecvTimeoutError: Debug, Display, Error, Send, Sync, PartialEq, Eq, Clone, Copy);
+assert_not_impl_any!(SendError<Local>: Send, Sync);
+
+#[test]
+fn the_auto_trait_matrix_compiles() {
+    // Every assertion in this file is checked at compile time.
+}

@@ -1,0 +1,331 @@
+//! Shared helpers for the behavioural tests of asyncband.
+//!
+//! - [`Ledger`] and [`Tracked`]: a payload that records every drop, so a
+//!   test can assert that each value was dropped exactly once, and when.
+//! - [`within`]: runs a scenario on its own thread and fails the test if it
+//!   does not finish in time, so a lost wake-up fails instead of hanging CI.
+//! - [`WakeCounter`]: a waker that counts its wakes, for polling futures by
+//!   hand and asserting who was woken.
+//! - [`scale`]: message counts, multiplied by `ASYNCBAND_STRESS`.
+//! - [`current_thread`] and [`multi_thread`]: tokio runtimes with timers.
+//! - [`assert_delivered_once_in_producer_order`]: the exactly-once check of
+//!   the many-producer, many-consumer scenarios.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::task::{Context, Poll, Wake, Waker};
+use std::thread;
+use std::time::Duration;
+
+/// How long a scenario may run before [`within`] declares it hung. Override
+/// with `ASYNCBAND_TEST_LIMIT_SECS`.
+pub const DEFAULT_LIMIT: Duration = Duration::from_secs(60);
+
+/// `n` times the factor in the `ASYNCBAND_STRESS` environment variable (1
+/// when unset), for message counts and repetitions.
+///
+/// # Examples
+///
+/// ```
+/// assert!(asyncband_tests::scale(10) >= 10);
+/// ```
+pub fn scale(n: usize) -> usize {
+    let factor = std::env::var("ASYNCBAND_STRESS")
+        .ok()
+        .and_then(|factor| factor.parse::<usize>().ok())
+        .filter(|&factor| factor > 0)
+        .unwrap_or(1);
+    n * factor
+}
+
+fn limit() -> Duration {
+    std::env::var("ASYNCBAND_TEST_LIMIT_SECS")
+        .ok()
+        .and_then(|secs| secs.parse().ok())
+        .map(Duration::from_secs)
+        .unwrap_or(DEFAULT_LIMIT)
+}
+
+/// Runs `scenario` on a fresh thread and returns its result; re-raises its
+/// panic. If it does not finish within [`DEFAULT_LIMIT`] the test fails with
+/// a message naming the likely cause (the stuck thread is left behind).
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(asyncband_tests::within(|| 1 + 1), 2);
+/// ```
+pub fn within<R: Send + 'static>(scenario: impl FnOnce() -> R + Send + 'static) -> R {
+    let (done_tx, done_rx) = mpsc::channel();
+    let runner = thread::Builder::new()
+        .name("scenario".into())
+        .spawn(move || {
+            let result = scenario();
+            let _ = done_tx.send(());
+            result
+        })
+        .expect("spawn the scenario thread");
+    let limit = limit();
+    match done_rx.recv_timeout(limit) {
+        // Finished, or panicked (the sender was dropped while unwinding):
+        // either way `join` returns at once and re-raises a panic.
+        Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => match runner.join() {
+            Ok(result) => result,
+            Err(panic) => std::panic::resume_unwind(panic),
+        },
+        Err(mpsc::RecvTimeoutError::Timeout) => panic!(
+            "the scenario did not finish within {limit:?}: a lost wake-up, a deadlock or a \
+             livelock (set ASYNCBAND_TEST_LIMIT_SECS to wait longer)"
+        ),
+    }
+}
+
+/// Polls `condition` every millisecond until it holds; panics after
+/// `limit`. For waiting on another thread's progress without a channel.
+pub fn wait_until(limit: Duration, what: &str, mut condition: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !condition() {
+        assert!(
+            start.elapsed() < limit,
+            "timed out after {limit:?} waiting until {what}"
+        );
+        thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// A tokio runtime on the current thread, with timers.
+pub fn current_thread() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("build a current-thread runtime")
+}
+
+/// A tokio runtime with `workers` worker threads, with timers.
+pub fn multi_thread(workers: usize) -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_time()
+        .build()
+        .expect("build a multi-thread runtime")
+}
+
+/// Records the drops of the [`Tracked`] values it made.
+///
+/// # Examples
+///
+/// ```
+/// use asyncband_tests::Ledger;
+///
+/// let ledger = Ledger::new();
+/// let value = ledger.track();
+/// assert_eq!(ledger.live(), 1);
+/// drop(value);
+/// assert_eq!(ledger.live(), 0);
+/// ledger.assert_each_dropped_once();
+/// ```
+pub struct Ledger {
+    /// Drops so far of the value with each id; ids are indices.
+    drops: Mutex<Vec<u32>>,
+    dropped: AtomicUsize,
+}
+
+impl Ledger {
+    /// An empty ledger.
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self {
+            drops: Mutex::new(Vec::new()),
+            dropped: AtomicUsize::new(0),
+        })
+    }
+
+    /// A new value, with the next id (0, 1, 2, …).
+    pub fn track(self: &Arc<Self>) -> Tracked {
+        let mut drops = self.drops.lock().unwrap();
+        drops.push(0);
+        Tracked {
+            id: drops.len() - 1,
+            ledger: Arc::clone(self),
+        }
+    }
+
+    /// Values made so far.
+    pub fn created(&self) -> usize {
+        self.drops.lock().unwrap().len()
+    }
+
+    /// Drops so far (a value dropped twice counts twice).
+    pub fn dropped(&self) -> usize {
+        self.dropped.load(Ordering::SeqCst)
+    }
+
+    /// Values made and not dropped yet.
+    pub fn live(&self) -> usize {
+        let created = self.created();
+        let dropped = self.dropped();
+        assert!(
+            dropped <= created,
+            "{dropped} drops of {created} values: some were dropped twice"
+        );
+        created - dropped
+    }
+
+    /// How many times the value `id` was dropped.
+    pub fn drops_of(&self, id: usize) -> u32 {
+        self.drops.lock().unwrap()[id]
+    }
+
+    /// Panics unless every value made was dropped exactly once, naming the
+    /// ones that were not.
+    pub fn assert_each_dropped_once(&self) {
+        let drops = self.drops.lock().unwrap();
+        let never: Vec<usize> = (0..drops.len()).filter(|&id| drops[id] == 0).collect();
+        let twice: Vec<usize> = (0..drops.len()).filter(|&id| drops[id] > 1).collect();
+        assert!(
+            never.is_empty() && twice.is_empty(),
+            "of {} values, never dropped: {never:?}; dropped more than once: {twice:?}",
+            drops.len()
+        );
+    }
+}
+
+impl fmt::Debug for Ledger {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Ledger")
+            .field("created", &self.created())
+            .field("dropped", &self.dropped())
+            .finish()
+    }
+}
+
+/// A payload whose drop is recorded in its [`Ledger`]. Two values are equal
+/// when they have the same id.
+pub struct Tracked {
+    id: usize,
+    ledger: Arc<Ledger>,
+}
+
+impl Tracked {
+    /// The id the ledger gave this value.
+    pub fn id(&self) -> usize {
+        self.id
+    }
+}
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        // Never panic here: a double drop is recorded and reported by the
+        // test, not turned into an abort while unwinding.
+        if let Ok(mut drops) = self.ledger.drops.lock() {
+            drops[self.id] += 1;
+        }
+        self.ledger.dropped.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+impl PartialEq for Tracked {
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id
+    }
+}
+
+impl Eq for Tracked {}
+
+impl fmt::Debug for Tracked {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Tracked({})", self.id)
+    }
+}
+
+/// A waker that counts how many times it was woken.
+///
+/// # Examples
+///
+/// ```
+/// use asyncband_tests::WakeCounter;
+///
+/// let counter = WakeCounter::new();
+/// counter.waker().wake_by_ref();
+/// assert_eq!(counter.wakes(), 1);
+/// ```
+#[derive(Debug, Default)]
+pub struct WakeCounter {
+    wakes: AtomicUsize,
+}
+
+impl WakeCounter {
+    /// A counter at zero.
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self::default())
+    }
+
+    /// A waker that counts into this counter.
+    pub fn waker(self: &Arc<Self>) -> Waker {
+        Waker::from(Arc::clone(self))
+    }
+
+    /// Wakes so far.
+    pub fn wakes(&self) -> usize {
+        self.wakes.load(Ordering::SeqCst)
+    }
+
+    /// Polls `future` once with a waker of this counter.
+    pub fn poll<F: Future + ?Sized>(self: &Arc<Self>, future: Pin<&mut F>) -> Poll<F::Output> {
+        let waker = self.waker();
+        future.poll(&mut Context::from_waker(&waker))
+    }
+}
+
+impl Wake for WakeCounter {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.wakes.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// Checks the outcome of a many-producer, many-consumer run: `received[c]`
+/// is what consumer `c` got, in order, as `(producer, sequence)` pairs, each
+/// producer having sent sequences `0..per_producer`. Panics unless every
+/// value was received exactly once and each consumer saw each producer's
+/// values in increasing order.
+pub fn assert_delivered_once_in_producer_order(
+    received: &[Vec<(usize, u64)>],
+    producers: usize,
+    per_producer: u64,
+) {
+    for (consumer, values) in received.iter().enumerate() {
+        let mut last: HashMap<usize, u64> = HashMap::new();
+        for &(producer, seq) in values {
+            assert!(
+                producer < producers,
+                "consumer {consumer} got a value of producer {producer}"
+            );
+            if let Some(&previous) = last.get(&producer) {
+                assert!(
+                    seq > previous,
+                    "consumer {consumer} got producer {producer}'s value {seq} after {previous}"
+                );
+            }
+            last.insert(producer, seq);
+        }
+    }
+    let mut seen = vec![vec![0u32; per_producer as usize]; producers];
+    for &(producer, seq) in received.iter().flatten() {
+        seen[producer][seq as usize] += 1;
+    }
+    for (producer, counts) in seen.iter().enumerate() {
+        for (seq, &count) in counts.iter().enumerate() {
+            assert_eq!(
+                count, 1,
+                "producer {producer}'s value {seq} was received {count} times"
+            );
+        }
+    }
+}
