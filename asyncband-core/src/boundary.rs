@@ -19,12 +19,14 @@
 //!   loads `closed` (`SeqCst`). If set, it settles at `t + 1`; if the boundary
 //!   that wins is `<= t`, its value is outside, so it takes the value back
 //!   and reports the channel closed.
-//! - The consumer, when it refreshes its copy of the tail, loads `closed`
-//!   *before* the tail; if set, it settles at that tail and never reads past
-//!   the boundary. (Loading the tail first would let it settle below a value
-//!   whose producer checked `closed` just before the close and returned `Ok`;
-//!   the loom model `close_racing_with_send_*` finds exactly that.) If not
-//!   set, any later closer loads a tail at least as new.
+//! - The consumer, when it refreshes its copy of the tail, loads the tail,
+//!   then `closed`. If `closed` is clear, the closer has yet to store it, so
+//!   the tail the closer will load, and any boundary, is at least the
+//!   consumer's. If it is set, the consumer loads the tail *again* and
+//!   settles with that; never with the first load, which a producer may have
+//!   overtaken by publishing, missing the flag and returning `Ok` (the loom
+//!   models `close_racing_with_send_*` find both wrong orders). The consumer
+//!   never reads past the boundary.
 //!
 //! The closer's store/load and the producer's store/load are the two halves
 //! of the store-buffer pattern: in the single `SeqCst` order either the

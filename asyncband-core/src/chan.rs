@@ -197,6 +197,8 @@ impl<S: Storage> Chan<S> {
         match unsafe { self.storage.try_push(value) } {
             Ok(()) => {
                 self.notify_receivers();
+                // SAFETY: forwarded from the caller.
+                unsafe { self.storage.after_push(|| self.waiters.rx.is_waiting()) };
                 Ok(())
             }
             Err(PushError::Full(value)) => Err(TrySendError::Full(value)),
@@ -217,6 +219,8 @@ impl<S: Storage> Chan<S> {
             match unsafe { self.storage.try_pop() } {
                 Ok(value) => {
                     self.notify_senders();
+                    // SAFETY: forwarded from the caller.
+                    unsafe { self.storage.after_pop(|| self.waiters.tx.is_waiting()) };
                     return Ok(value);
                 }
                 Err(PopError::Empty) => return Err(TryRecvError::Empty),

@@ -67,6 +67,7 @@ impl<S: Storage> Chan<S> {
                     self.return_units(got - 1);
                     return Poll::Ready(sent);
                 }
+                self.storage().before_send_wait();
             }
             // SAFETY: single-producer contract from the caller.
             match unsafe { self.storage().try_push(item) } {
@@ -74,6 +75,8 @@ impl<S: Storage> Chan<S> {
                     // SAFETY: as above.
                     unsafe { self.cancel_send(node, registered) };
                     self.notify_receivers();
+                    // SAFETY: single-producer contract from the caller.
+                    unsafe { self.storage().after_push(|| self.rx_wait().is_waiting()) };
                     return Poll::Ready(Ok(()));
                 }
                 Err(PushError::Closed(v)) => {
@@ -91,6 +94,7 @@ impl<S: Storage> Chan<S> {
             let got = unsafe { self.tx_wait().register(node, cx.waker(), 1, on_change) };
             *registered = true;
             if got == 0 {
+                self.storage().before_send_wait();
                 // Capacity freed before we registered was offered to nobody:
                 // offer it now (to the front waiter, maybe us). A single
                 // sender re-checks with its retry instead.
@@ -140,6 +144,8 @@ impl<S: Storage> Chan<S> {
                     // SAFETY: the caller's contract on `node`.
                     unsafe { self.cancel_recv(node, registered) };
                     self.notify_senders();
+                    // SAFETY: single-consumer contract from the caller.
+                    unsafe { self.storage().after_pop(|| self.tx_wait().is_waiting()) };
                     return Poll::Ready(Ok(value));
                 }
                 Err(PopError::Closed) => {
@@ -175,6 +181,7 @@ impl<S: Storage> Chan<S> {
                     }
                     *registered = true;
                     rechecked = true;
+                    self.storage().before_recv_wait();
                 }
             }
         }
@@ -258,6 +265,7 @@ impl<S: Storage> Chan<S> {
                     self.return_units(got);
                     return Poll::Ready(Err(SendError(())));
                 }
+                self.storage().before_send_wait();
             }
             // SAFETY: single-producer contract from the caller.
             match unsafe { self.storage().try_acquire(n) } {
@@ -280,6 +288,7 @@ impl<S: Storage> Chan<S> {
             let got = unsafe { self.tx_wait().register(node, cx.waker(), n, on_change) };
             *registered = true;
             if got == 0 {
+                self.storage().before_send_wait();
                 self.grant_senders();
             }
         }

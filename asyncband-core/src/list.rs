@@ -49,10 +49,13 @@ use crate::boundary::Boundary;
 use crate::slot::{Slot, Stamp, readable};
 use crate::storage::{PopError, PushError, Storage, drop_each};
 use crate::sync::{AtomicPtr, AtomicU64, Ordering, SeqCst, UnsafeCell, spin_hint, thread};
+use crate::wait::Fence;
+use std::sync::atomic::compiler_fence;
 
-/// Slots per block.
+/// Slots per block: one less than a power of two, so that an index's offset
+/// in its lap (`BLOCK + 1` values, the last a sentinel) is a mask.
 #[cfg(not(any(asyncband_loom, asyncband_small)))]
-pub const BLOCK: usize = 32;
+pub const BLOCK: usize = 31;
 /// Slots per block (shrunk so block transitions happen constantly in models
 /// and stress runs).
 #[cfg(any(asyncband_loom, asyncband_small))]
@@ -203,6 +206,8 @@ pub struct List<T, P: Arity, C: Arity> {
     tail: CachePadded<End<T, P::Stamp>>,
     head: CachePadded<End<T, P::Stamp>>,
     boundary: CachePadded<Boundary>,
+    /// Single producer: how it publishes (plain while nobody waits).
+    fence: CachePadded<Fence>,
     pool: Pool<T, P::Stamp>,
     _arity: PhantomData<(P, C)>,
 }
@@ -233,6 +238,7 @@ impl<T, P: Arity, C: Arity> List<T, P, C> {
     }
 
     /// Many producers: claims the next index and returns it with its block.
+    #[inline]
     fn claim(&self) -> Result<(u64, *mut Block<T, P::Stamp>), ()> {
         let mut spare: *mut Block<T, P::Stamp> = ptr::null_mut();
         let mut spins = 0;
@@ -328,12 +334,21 @@ impl<T, P: Arity, C: Arity> List<T, P, C> {
             // ORDERING: Relaxed; only this producer reads `tail.block`.
             self.tail.block.store(fresh, Ordering::Relaxed);
         }
+        // SAFETY: the single producer.
+        let fenced = unsafe { self.fence.fenced() };
         // SAFETY: the single producer owns `index`, in `block`.
         unsafe { self.write(block, index, value) };
-        // ORDERING: SeqCst: releases the value (and the link) to the
-        // consumer, and is the notifier half of the race with a waiting
-        // consumer and with a receiver-side close.
-        self.tail.index.store_sc(next);
+        // Releases the value (and the link) to the consumer; when fenced,
+        // the notifier half of the race with a waiting consumer and with a
+        // receiver-side close.
+        if fenced {
+            self.tail.index.store_sc(next);
+        } else {
+            // ORDERING: Release pairs with the consumer's acquiring (SeqCst)
+            // load of the index; waiters are covered by their barrier.
+            self.tail.index.store_at(next, Ordering::Release);
+            compiler_fence(Ordering::SeqCst);
+        }
         if self.boundary.is_closed() && self.boundary.settle(next) <= index {
             // Outside the boundary: take it back (nobody reads past it).
             // ORDERING: Relaxed, as above.
@@ -358,13 +373,15 @@ impl<T, P: Arity, C: Arity> List<T, P, C> {
         }
         // ORDERING: SeqCst: acquires the producer's writes, and is the
         // waiting consumer's re-check paired with its SeqCst publish.
-        // The close flag first, then the tail: a tail loaded after seeing
-        // the flag includes every publish whose producer missed the flag
-        // (`Boundary`), so it is safe to settle with; and a tail loaded after
-        // seeing no flag is at most what the closer will see.
-        let closed = self.boundary.is_closed();
+        // The tail, then the close flag. No flag: the closer has not stored
+        // it yet, so the tail it will load is at least ours, and so is any
+        // boundary. A flag: the tail is loaded again, after it, and includes
+        // every publish whose producer missed the flag, so it is safe to
+        // settle with (`Boundary`); the first one is not (its producer may
+        // since have published, missed the flag and returned `Ok`).
         let mut tail = self.tail.index.load_sc();
-        if closed {
+        if self.boundary.is_closed() {
+            tail = self.tail.index.load_sc();
             tail = tail.min(self.boundary.settle(tail));
         }
         // SAFETY: as above.
@@ -519,6 +536,7 @@ unsafe impl<T, P: Arity, C: Arity> Storage for List<T, P, C> {
             tail: CachePadded::new(end(first)),
             head: CachePadded::new(end(first)),
             boundary: CachePadded::new(Boundary::new()),
+            fence: CachePadded::new(Fence::new()),
             pool: Pool::new(),
             _arity: PhantomData,
         }
@@ -571,7 +589,7 @@ unsafe impl<T, P: Arity, C: Arity> Storage for List<T, P, C> {
             }
         } else {
             // SAFETY: single consumer (caller's contract).
-            if index == unsafe { self.readable_end(index) } {
+            if index >= unsafe { self.readable_end(index) } {
                 let closed = self.boundary.frozen().is_some_and(|end| index >= end);
                 return Err(if closed {
                     PopError::Closed
@@ -608,6 +626,8 @@ unsafe impl<T, P: Arity, C: Arity> Storage for List<T, P, C> {
     unsafe fn close(&self, _from_producer: bool) -> bool {
         if !P::MANY {
             let closed = self.boundary.close();
+            // The closer waits on the producer like a receiver does.
+            self.fence.before_wait();
             // ORDERING: SeqCst: the closer's re-check (see `Boundary`).
             let tail = self.tail.index.load_sc();
             self.boundary.settle(tail);
@@ -640,6 +660,19 @@ unsafe impl<T, P: Arity, C: Arity> Storage for List<T, P, C> {
 
     fn is_full(&self) -> bool {
         false
+    }
+
+    fn before_recv_wait(&self) {
+        if !P::MANY {
+            self.fence.before_wait();
+        }
+    }
+
+    unsafe fn after_push(&self, waiting: impl Fn() -> bool) {
+        if !P::MANY {
+            // SAFETY: the single producer (caller's contract).
+            unsafe { self.fence.fenced_publish(waiting) };
+        }
     }
 
     unsafe fn try_acquire(&self, _n: usize) -> Result<(), PushError<()>> {

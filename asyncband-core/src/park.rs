@@ -24,6 +24,10 @@ use crate::sync::{spin_hint, thread};
 
 /// Spin rounds: round `k` issues `2^k` spin hints (1 + 2 + … + 64 hints).
 const SPIN_ROUNDS: u32 = 7;
+/// Rounds spun before the schedule joins the shared spinner count: most
+/// waits on a busy channel end within them, and they should cost nothing
+/// but the spinning.
+const FREE_ROUNDS: u32 = 3;
 /// Yields after the spin rounds, before parking.
 const YIELD_ROUNDS: u32 = 4;
 
@@ -54,23 +58,34 @@ fn cores() -> usize {
 #[derive(Debug)]
 pub struct Backoff {
     round: u32,
+    /// Whether this schedule has started (and looked at the spinner count).
+    started: bool,
+    /// Whether this schedule is counted in `SPINNING`.
     counted: bool,
 }
 
 impl Backoff {
-    /// A fresh schedule. If every core already has a spinning thread, the
-    /// schedule is empty and [`Backoff::snooze`] returns false at once.
-    pub fn new() -> Self {
-        let spinning = SPINNING.fetch_add(1, StdOrdering::Relaxed);
-        let mut backoff = Self {
+    /// A fresh schedule. It costs nothing until a few rounds of
+    /// [`Backoff::snooze`] have passed: a wait that ends quickly never
+    /// touches the shared spinner count.
+    pub const fn new() -> Self {
+        Self {
             round: 0,
-            counted: true,
-        };
-        if cfg!(asyncband_loom) || spinning >= cores() {
-            backoff.round = SPIN_ROUNDS + YIELD_ROUNDS;
-            backoff.release();
+            started: false,
+            counted: false,
         }
-        backoff
+    }
+
+    /// Joins the spinners; if every core already has one, the schedule is
+    /// empty and the caller parks at once.
+    fn start(&mut self) {
+        self.started = true;
+        let spinning = SPINNING.fetch_add(1, StdOrdering::Relaxed);
+        self.counted = true;
+        if cfg!(asyncband_loom) || spinning >= cores() {
+            self.round = SPIN_ROUNDS + YIELD_ROUNDS;
+            self.release();
+        }
     }
 
     fn release(&mut self) {
@@ -83,6 +98,9 @@ impl Backoff {
     /// Waits a little; returns false once the schedule is over and the
     /// caller should park instead.
     pub fn snooze(&mut self) -> bool {
+        if !self.started && (self.round >= FREE_ROUNDS || cfg!(asyncband_loom)) {
+            self.start();
+        }
         if self.round < SPIN_ROUNDS {
             for _ in 0..1u32 << self.round {
                 spin_hint();

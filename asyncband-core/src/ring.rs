@@ -68,6 +68,8 @@ use crate::boundary::Boundary;
 use crate::slot::{Slot, Stamp, readable, writable};
 use crate::storage::{Capacity, PopError, PushError, Storage, drop_each};
 use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Ordering, SeqCst, UnsafeCell, spin_hint};
+use crate::wait::Fence;
+use std::sync::atomic::compiler_fence;
 
 /// The largest capacity a bounded channel may have: 2^20 slots.
 pub const MAX_CAPACITY: usize = 1 << 20;
@@ -100,7 +102,8 @@ pub struct Ring<T, const CAP: usize, P: Arity, C: Arity> {
     head: CachePadded<HeadSide>,
     /// Close protocol of a single producer; read-mostly.
     boundary: CachePadded<Boundary>,
-    slots: Box<[Slot<T, P::Stamp>]>,
+    /// A fixed-size array, so a masked position needs no bounds check.
+    slots: Box<[Slot<T, P::Stamp>; CAP]>,
     _arity: PhantomData<(P, C)>,
 }
 
@@ -108,6 +111,8 @@ struct TailSide {
     /// Many producers: the claim word (layout in the module docs).
     /// One producer: the published tail position.
     word: AtomicU64,
+    /// One producer: how it publishes (plain while nobody waits).
+    fence: Fence,
     /// One producer: units held as permits.
     reserved: AtomicUsize,
     /// One producer: serialises pushes through units, which may be made from
@@ -125,6 +130,8 @@ struct HeadSide {
     /// Many consumers: the claim word (the next position to take).
     /// One consumer: its position, published for the producer and `len`.
     word: AtomicU64,
+    /// One consumer: how it frees slots (plain while no sender waits).
+    fence: Fence,
     /// One consumer of one producer: the producer's tail as last read.
     ///
     /// # Safety
@@ -184,8 +191,8 @@ impl<T, const CAP: usize, P: Arity, C: Arity> Ring<T, CAP, P, C> {
 
     #[inline]
     fn slot(&self, pos: u64) -> &Slot<T, P::Stamp> {
-        // SAFETY (of the unchecked-looking index): `pos & MASK < CAP` and the
-        // slice has exactly `CAP` elements.
+        // `pos & MASK < CAP`, the array's length: the compiler sees it and
+        // drops the bounds check.
         &self.slots[(pos & Self::MASK) as usize]
     }
 
@@ -216,6 +223,14 @@ impl<T, const CAP: usize, P: Arity, C: Arity> Ring<T, CAP, P, C> {
     /// `word`, i.e. the slot of position `pos + R + extra - 1` is writable
     /// for it. `None` means the caller's word is stale.
     fn fits(&self, word: u64, extra: u64) -> Option<bool> {
+        self.room_for(word, extra).map(|room| room.is_some())
+    }
+
+    /// As [`Ring::fits`], with the answer `Some(Some(full))` when there is
+    /// room: `full` is the full position of the slot checked, which, with no
+    /// units held and `extra == 1`, is the slot the claim will write.
+    #[inline]
+    fn room_for(&self, word: u64, extra: u64) -> Option<Option<u64>> {
         let last = Self::pos(word)
             .wrapping_add(Self::units(word))
             .wrapping_add(extra - 1)
@@ -225,7 +240,7 @@ impl<T, const CAP: usize, P: Arity, C: Arity> Ring<T, CAP, P, C> {
         // the waiting sender's re-check, paired with a single consumer's
         // SeqCst store of that stamp.
         match self.lap(last, Ordering::SeqCst) {
-            Lap::Free(_) => Some(true),
+            Lap::Free(full) => Some(Some(full)),
             Lap::Ahead => None,
             Lap::Behind if C::MANY => {
                 // A consumer may have claimed the old value and still be
@@ -234,9 +249,11 @@ impl<T, const CAP: usize, P: Arity, C: Arity> Ring<T, CAP, P, C> {
                 // the consumers' SeqCst claims.
                 let head = self.head.word.load_sc() & Self::POS_MASK;
                 let used = last.wrapping_sub(head) & Self::POS_MASK;
-                Some(used < Self::CAP64)
+                // Room, but the claimed slot may still be being read: the
+                // publisher waits for it.
+                Some((used < Self::CAP64).then_some(u64::MAX))
             }
-            Lap::Behind => Some(false),
+            Lap::Behind => Some(None),
         }
     }
 
@@ -253,9 +270,15 @@ impl<T, const CAP: usize, P: Arity, C: Arity> Ring<T, CAP, P, C> {
         }
     }
 
-    /// Many producers: writes `value` at the claimed position and publishes it.
-    fn publish(&self, pos: u64, value: T) {
-        let full = self.wait_writable(pos);
+    /// Many producers: writes `value` at the claimed position and publishes
+    /// it. `known` is the full position if the claim already saw its slot
+    /// writable for it (`u64::MAX` if not).
+    fn publish(&self, pos: u64, known: u64, value: T) {
+        let full = if known == u64::MAX {
+            self.wait_writable(pos)
+        } else {
+            known
+        };
         let slot = self.slot(full);
         // SAFETY: the claim gave this producer the position and the slot is
         // writable for it, so nobody else touches it until it is readable.
@@ -308,13 +331,12 @@ impl<T, const CAP: usize, P: Arity, C: Arity> Ring<T, CAP, P, C> {
     /// Single producer (or holder of the latch); the slot at `tail` is free.
     unsafe fn publish_one(&self, tail: u64, value: T) -> Result<(), T> {
         let slot = self.slot(tail);
+        // SAFETY: the caller is the single producer (or holds the latch).
+        let fenced = unsafe { self.tail.fence.fenced() };
         // SAFETY: the slot is free (checked by the caller) and only this
         // producer writes slots.
         unsafe { slot.write(value) };
-        // ORDERING: SeqCst: releases the value to the consumer's load of the
-        // tail, and is the notifier half of the race with a waiting consumer
-        // and with a receiver-side close (`Boundary`).
-        self.tail.word.store_sc(tail + 1);
+        publish(&self.tail.word, tail + 1, fenced);
         if self.boundary.is_closed() && self.boundary.settle(tail + 1) <= tail {
             // The boundary excludes this value: nobody will read it.
             // ORDERING: Relaxed; only this producer reads its own tail, and
@@ -341,13 +363,15 @@ impl<T, const CAP: usize, P: Arity, C: Arity> Ring<T, CAP, P, C> {
         // ORDERING: SeqCst: acquires the producer's slot writes, and is the
         // waiting consumer's re-check that pairs with the producer's SeqCst
         // store of its tail.
-        // The close flag first, then the tail: a tail loaded after seeing
-        // the flag includes every publish whose producer missed the flag
-        // (`Boundary`), so it is safe to settle with; and a tail loaded after
-        // seeing no flag is at most what the closer will see.
-        let closed = self.boundary.is_closed();
+        // The tail, then the close flag. No flag: the closer has not stored
+        // it yet, so the tail it will load is at least ours, and so is any
+        // boundary. A flag: the tail is loaded again, after it, and includes
+        // every publish whose producer missed the flag, so it is safe to
+        // settle with (`Boundary`); the first one is not (its producer may
+        // since have published, missed the flag and returned `Ok`).
         let mut tail = self.tail.word.load_sc();
-        if closed {
+        if self.boundary.is_closed() {
+            tail = self.tail.word.load_sc();
             tail = tail.min(self.boundary.settle(tail));
         }
         // SAFETY: as above.
@@ -392,6 +416,21 @@ impl<T, const CAP: usize, P: Arity, C: Arity> Ring<T, CAP, P, C> {
     }
 }
 
+/// A single endpoint's index store: `SeqCst` when fenced (the notifier half
+/// of the store-buffer race), otherwise a release store that the compiler
+/// may not move after the flag load that follows it (`wait/fence.rs`).
+#[inline]
+fn publish(index: &AtomicU64, value: u64, fenced: bool) {
+    if fenced {
+        index.store_sc(value);
+    } else {
+        // ORDERING: Release pairs with the other side's acquiring (SeqCst)
+        // load of the index; a waiter is covered by its barrier.
+        index.store_at(value, Ordering::Release);
+        compiler_fence(Ordering::SeqCst);
+    }
+}
+
 // SAFETY: see the module docs for the protocol; every value is delivered at
 // most once (one claim per position) and at least once (claims before CLOSED
 // are drained), each producer's values take increasing positions, and the
@@ -409,18 +448,27 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
             CAP.is_power_of_two() && CAP <= MAX_CAPACITY,
             "ring capacity must be a power of two from 1 to 2^20, not {CAP}"
         );
-        let slots = (0..Self::CAP64)
-            .map(|pos| Slot::new(writable(pos)))
-            .collect();
+        let mut slots = Box::<[Slot<T, P::Stamp>; CAP]>::new_uninit();
+        let first = slots.as_mut_ptr().cast::<Slot<T, P::Stamp>>();
+        for (i, pos) in (0..Self::CAP64).enumerate() {
+            // SAFETY: `i < CAP`, inside the allocation; each slot is written
+            // once, in place (no `[Slot; CAP]` on the stack, which a large
+            // ring would overflow).
+            unsafe { first.add(i).write(Slot::new(writable(pos))) };
+        }
+        // SAFETY: every one of the `CAP` slots was initialised above.
+        let slots = unsafe { slots.assume_init() };
         Self {
             tail: CachePadded::new(TailSide {
                 word: AtomicU64::new(0),
+                fence: Fence::new(),
                 reserved: AtomicUsize::new(0),
                 latch: AtomicBool::new(false),
                 head_cache: UnsafeCell::new(0),
             }),
             head: CachePadded::new(HeadSide {
                 word: AtomicU64::new(0),
+                fence: Fence::new(),
                 tail_cache: UnsafeCell::new(0),
             }),
             boundary: CachePadded::new(Boundary::new()),
@@ -432,9 +480,6 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
     #[inline]
     unsafe fn try_push(&self, value: T) -> Result<(), PushError<T>> {
         if !P::MANY {
-            if self.boundary.is_closed() {
-                return Err(PushError::Closed(value));
-            }
             // ORDERING: Relaxed; the producer reads its own tail and count of
             // held units. Permits borrow the single sender, so none is in use
             // now, but a forgotten one still holds its slot.
@@ -442,32 +487,43 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
             let held = self.tail.reserved.load(Ordering::Relaxed) as u64;
             // SAFETY: single producer (caller's contract).
             if !unsafe { self.room(tail + held, 1) } {
-                return Err(PushError::Full(value));
+                // A closed channel may be full too: say which matters.
+                return Err(if self.boundary.is_closed() {
+                    PushError::Closed(value)
+                } else {
+                    PushError::Full(value)
+                });
             }
+            // No check of the close flag before publishing: `publish_one`
+            // checks it after, as the boundary protocol requires, and takes
+            // the value back if it is outside.
             // SAFETY: single producer, and `room` found the slot free.
             return unsafe { self.publish_one(tail, value) }.map_err(PushError::Closed);
         }
         // ORDERING: Relaxed; the compare-exchange validates it.
         let mut word = self.tail.word.load(Ordering::Relaxed);
         loop {
-            if word & Self::CLOSED != 0 {
-                return Err(PushError::Closed(value));
+            if word & (Self::CLOSED | Self::WAITING) != 0 {
+                return Err(if word & Self::CLOSED != 0 {
+                    PushError::Closed(value)
+                } else {
+                    PushError::Full(value)
+                });
             }
-            if word & Self::WAITING != 0 {
-                return Err(PushError::Full(value));
-            }
-            match self.fits(word, 1) {
+            let known = match self.room_for(word, 1) {
                 None => {
                     // ORDERING: Relaxed; stale view, reload.
                     word = self.tail.word.load(Ordering::Relaxed);
                     continue;
                 }
-                Some(false) => return Err(PushError::Full(value)),
-                Some(true) => {}
-            }
+                Some(None) => return Err(PushError::Full(value)),
+                // With units held, the slot checked is not the one claimed.
+                Some(Some(full)) if Self::units(word) == 0 => full,
+                Some(Some(_)) => u64::MAX,
+            };
             match self.cas_tail(word, word + Self::ONE_POS) {
                 Ok(_) => {
-                    self.publish(Self::pos(word), value);
+                    self.publish(Self::pos(word), known, value);
                     return Ok(());
                 }
                 Err(current) => word = current,
@@ -481,7 +537,7 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
             // ORDERING: Relaxed; the consumer reads its own head.
             let head = self.head.word.load(Ordering::Relaxed);
             // SAFETY: single consumer (caller's contract).
-            if head == unsafe { self.readable_end(head) } {
+            if head >= unsafe { self.readable_end(head) } {
                 let closed = self.boundary.frozen().is_some_and(|end| head >= end);
                 return Err(if closed {
                     PopError::Closed
@@ -489,12 +545,13 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
                     PopError::Empty
                 });
             }
+            // SAFETY: the single consumer.
+            let fenced = unsafe { self.head.fence.fenced() };
             // SAFETY: `head` is below the published tail (and the boundary),
             // so the slot holds a value only this consumer reads.
             let value = unsafe { self.slot(head).read() };
-            // ORDERING: SeqCst: frees the slot for the producer (releasing our
-            // read of it) and is the notifier half for a waiting producer.
-            self.head.word.store_sc(head + 1);
+            // Frees the slot for the producer, releasing our read of it.
+            publish(&self.head.word, head + 1, fenced);
             return Ok(value);
         }
         // ORDERING: Relaxed; a single consumer reads its own head, many
@@ -529,9 +586,19 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
                     slot.stamp
                         .store(writable(head + Self::CAP64), Ordering::Release);
                 } else {
-                    // ORDERING: SeqCst: frees the slot (releasing our read)
-                    // and is the notifier half for waiting senders.
-                    slot.stamp.store_seq_cst(writable(head + Self::CAP64));
+                    // Frees the slot (releasing our read); the notifier half
+                    // for waiting senders when fenced.
+                    // SAFETY: the single consumer.
+                    if unsafe { self.head.fence.fenced() } {
+                        slot.stamp.store_seq_cst(writable(head + Self::CAP64));
+                    } else {
+                        // ORDERING: Release pairs with the producer's SeqCst
+                        // (acquiring) load of the stamp; waiting senders are
+                        // covered by their barrier (`wait/fence.rs`).
+                        slot.stamp
+                            .store(writable(head + Self::CAP64), Ordering::Release);
+                        compiler_fence(Ordering::SeqCst);
+                    }
                     // ORDERING: Relaxed; published only for `len` and queries.
                     self.head.word.store_at(head + 1, Ordering::Relaxed);
                 }
@@ -570,7 +637,7 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
         let head = self.head.word.load(Ordering::Relaxed);
         if !P::MANY {
             // SAFETY: single consumer (caller's contract).
-            if head == unsafe { self.readable_end(head) } {
+            if head >= unsafe { self.readable_end(head) } {
                 return None;
             }
         } else {
@@ -588,8 +655,10 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
     unsafe fn close(&self, from_producer: bool) -> bool {
         if !P::MANY {
             let closed = self.boundary.close();
+            // The closer waits on the producer like a receiver does.
+            self.tail.fence.before_wait();
             // ORDERING: SeqCst: the closer's re-check of the tail, paired
-            // with the producer's SeqCst publish (see `Boundary`).
+            // with the producer's publish (see `Boundary`).
             let tail = self.tail.word.load_sc();
             let _ = from_producer;
             self.boundary.settle(tail);
@@ -598,6 +667,32 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
         // ORDERING: SeqCst: freezes the boundary in the claim word; every
         // claim is ordered before or after it.
         self.tail.word.fetch_or(Self::CLOSED, Ordering::SeqCst) & Self::CLOSED == 0
+    }
+
+    fn before_recv_wait(&self) {
+        if !P::MANY {
+            self.tail.fence.before_wait();
+        }
+    }
+
+    fn before_send_wait(&self) {
+        if !C::MANY {
+            self.head.fence.before_wait();
+        }
+    }
+
+    unsafe fn after_push(&self, waiting: impl Fn() -> bool) {
+        if !P::MANY {
+            // SAFETY: the single producer (caller's contract).
+            unsafe { self.tail.fence.fenced_publish(waiting) };
+        }
+    }
+
+    unsafe fn after_pop(&self, waiting: impl Fn() -> bool) {
+        if !C::MANY {
+            // SAFETY: the single consumer (caller's contract).
+            unsafe { self.head.fence.fenced_publish(waiting) };
+        }
     }
 
     fn is_closed(&self) -> bool {
@@ -694,7 +789,7 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
             }
             match self.cas_tail(word, word + Self::ONE_POS - Self::ONE_R) {
                 Ok(_) => {
-                    self.publish(Self::pos(word), value);
+                    self.publish(Self::pos(word), u64::MAX, value);
                     return Ok(());
                 }
                 Err(current) => word = current,

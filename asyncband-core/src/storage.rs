@@ -97,6 +97,35 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     /// Values pushed and not yet popped.
     fn len(&self) -> usize;
 
+    /// A receiver that just raised its waiting flag calls this before it
+    /// re-checks: a single producer that publishes with plain stores is made
+    /// to see the flag or to have its publish seen (`wait/fence.rs`).
+    fn before_recv_wait(&self) {}
+
+    /// The same for a sender waiting for a single consumer to free capacity.
+    fn before_send_wait(&self) {}
+
+    /// The single producer, after a push through `try_push` (not through a
+    /// unit): lets a fenced producer go back to plain stores once nobody has
+    /// waited for a while. `waiting` reads the receivers' flag.
+    ///
+    /// # Safety
+    ///
+    /// Single-producer contract of [`Storage::try_push`].
+    unsafe fn after_push(&self, waiting: impl Fn() -> bool) {
+        let _ = waiting;
+    }
+
+    /// The single consumer, after a pop: as [`Storage::after_push`], with the
+    /// senders' flag.
+    ///
+    /// # Safety
+    ///
+    /// Single-consumer contract of [`Storage::try_pop`].
+    unsafe fn after_pop(&self, waiting: impl Fn() -> bool) {
+        let _ = waiting;
+    }
+
     /// No value is stored.
     fn is_empty(&self) -> bool {
         self.len() == 0

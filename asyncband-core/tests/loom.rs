@@ -24,7 +24,7 @@ use std::task::{Context, Poll, Waker};
 use asyncband_core::Arc;
 use asyncband_core::arity::{Many, One};
 use asyncband_core::chan::Chan;
-use asyncband_core::error::{RecvTimeoutError, TryRecvError, TrySendError};
+use asyncband_core::error::{RecvTimeoutError, TrySendError};
 use asyncband_core::future::{Reserve, Send as SendFuture};
 use asyncband_core::list::List;
 use asyncband_core::ring::Ring;
@@ -376,13 +376,10 @@ fn close_racing_with_send<S: Storage<Item = u32> + Send + Sync + 'static>() {
             thread::spawn(move || unsafe { chan.close(false) })
         };
         let mut got = Vec::new();
-        loop {
-            // SAFETY: the only consumer.
-            match unsafe { chan.try_recv() } {
-                Ok(v) => got.push(v),
-                Err(TryRecvError::Empty) => thread::yield_now(),
-                Err(TryRecvError::Disconnected) => break,
-            }
+        // SAFETY: the only consumer. (Parking, not spinning: a spin loop
+        // would make loom explore every unproductive retry.)
+        while let Ok(v) = unsafe { chan.recv_blocking(None) } {
+            got.push(v);
         }
         let accepted = producer.join().unwrap();
         closer.join().unwrap();

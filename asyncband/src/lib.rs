@@ -79,7 +79,7 @@
 //! # Memory
 //!
 //! A bounded channel allocates its `CAP` slots once, at creation. An
-//! unbounded channel is a list of 32-slot blocks; blocks it leaves go to a
+//! unbounded channel is a list of 31-slot blocks; blocks it leaves go to a
 //! pool of two spares, so steady traffic does not allocate, and anything
 //! beyond that is freed, so memory after a burst returns to a few blocks.
 //! Zero-sized payloads occupy no slot memory on single-producer channels and

@@ -30,12 +30,15 @@
 //! operation that is.
 
 mod cell;
+mod fence;
 mod queue;
 
 use std::pin::Pin;
 use std::task::Waker;
 
 pub use cell::Cell;
+pub(crate) use fence::Fence;
+pub use fence::PLAIN_AFTER;
 pub use queue::{Queue, QueueNode};
 
 /// A place where the endpoints of one side wait. Implemented by [`Cell`] (one

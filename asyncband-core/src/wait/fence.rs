@@ -1,0 +1,223 @@
+//! How a single endpoint publishes its progress: plain stores while nobody
+//! waits on it, `SeqCst` stores while somebody does.
+//!
+//! # The problem
+//!
+//! A single producer (or a single consumer, freeing slots) publishes with a
+//! store of its index, then loads the waiters' flag. A waiter stores its flag,
+//! then re-reads the index. That is the store-buffer pattern (see
+//! [`crate::wait`]): unless both sides put a full barrier between their store
+//! and their load, both loads can miss. On x86 the publisher's barrier is an
+//! `xchg` whose cost is not the instruction but the wait for its earlier
+//! stores to reach the cache, a cross-core round trip whenever the other side
+//! touched those lines. Paying it per message makes a single-producer channel
+//! several times slower than it need be.
+//!
+//! # The asymmetric fence
+//!
+//! Linux's `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)` makes every
+//! running thread of the process execute a full barrier before it returns.
+//! So a waiter that stores its flag and then calls it knows that any publish
+//! which the publisher ordered (in program order, pinned by a compiler fence)
+//! before its flag load is visible to the waiter's re-check, or that the
+//! flag load comes after the barrier and sees the flag. The publisher pays
+//! nothing. The waiter pays a system call, microseconds, so a [`Fence`] only
+//! asks for it once per stretch of waiting:
+//!
+//! | mode | publisher stores | a waiter, before re-checking |
+//! | --- | --- | --- |
+//! | `PLAIN` | release store, compiler fence | moves it to `REQUESTED`, calls `membarrier` |
+//! | `REQUESTED` | (acknowledges on its next publish) | calls `membarrier` |
+//! | `FENCED` | `SeqCst` store | nothing: the store-buffer argument holds |
+//!
+//! - The publisher reads the mode at the start of each publish. On
+//!   `REQUESTED` it stores `FENCED` (a `SeqCst` store, which also makes every
+//!   earlier publish visible to whoever reads `FENCED`) and publishes fenced
+//!   from then on. A waiter may only skip the system call on `FENCED`, once
+//!   the publisher itself has acknowledged it; a publish that started before
+//!   the acknowledgement was covered by the system call of the waiter that
+//!   requested it.
+//! - After [`PLAIN_AFTER`] fenced publishes that found nobody waiting, the
+//!   publisher stores `PLAIN` and then loads the waiters' flag; if a waiter is
+//!   there it stores `FENCED` again before its next publish. With the waiter
+//!   storing its flag and then loading the mode, one of the two sees the
+//!   other (both `SeqCst`): a waiter that saw `FENCED` is seen by the publisher
+//!   before it publishes plainly.
+//!
+//! Where `membarrier` is not available (another OS, a seccomp filter,
+//! Miri, loom) the mode is `FENCED` forever and this module costs one
+//! relaxed load per publish.
+
+use crate::sync::{AtomicUsize, Ordering, SeqCst, UnsafeCell};
+
+const PLAIN: usize = 0;
+const REQUESTED: usize = 1;
+const FENCED: usize = 2;
+
+/// Fenced publishes in a row that found nobody waiting before the publisher
+/// goes back to plain stores. One `membarrier` costs about as much as this
+/// many fenced publishes.
+pub const PLAIN_AFTER: u32 = 1024;
+
+/// The publication mode of one single endpoint.
+#[derive(Debug)]
+pub(crate) struct Fence {
+    /// `PLAIN`, `REQUESTED` or `FENCED` (module docs).
+    mode: AtomicUsize,
+    /// Fenced publishes since the publisher last saw a waiter.
+    ///
+    /// # Safety
+    ///
+    /// Touched only by the single publisher.
+    clean: UnsafeCell<u32>,
+}
+
+impl Fence {
+    pub(crate) fn new() -> Self {
+        let mode = if membarrier::available() {
+            PLAIN
+        } else {
+            FENCED
+        };
+        Self {
+            mode: AtomicUsize::new(mode),
+            clean: UnsafeCell::new(0),
+        }
+    }
+
+    /// The publisher, before publishing: whether this publish must be a
+    /// `SeqCst` store. Acknowledges a waiter's request.
+    ///
+    /// # Safety
+    ///
+    /// Single publisher.
+    #[inline]
+    pub(crate) unsafe fn fenced(&self) -> bool {
+        // ORDERING: Relaxed; the publisher reads a word only waiters write
+        // (to `REQUESTED`), and a stale `PLAIN` is covered by the system call
+        // of the waiter that wrote it.
+        let mode = self.mode.load(Ordering::Relaxed);
+        mode != PLAIN && self.fence(mode)
+    }
+
+    /// The publisher is fenced or asked to be; acknowledges a request.
+    #[cold]
+    fn fence(&self, mode: usize) -> bool {
+        if mode == REQUESTED {
+            // SeqCst: the acknowledgement; waiters that read it see every
+            // earlier publish (module docs).
+            self.mode.store_sc(FENCED);
+        }
+        true
+    }
+
+    /// The publisher, after a fenced publish: counts it, and after
+    /// [`PLAIN_AFTER`] in a row with `waiting()` false, goes back to plain
+    /// stores (unless a waiter turns up meanwhile).
+    ///
+    /// # Safety
+    ///
+    /// Single publisher.
+    #[inline]
+    pub(crate) unsafe fn fenced_publish(&self, waiting: impl Fn() -> bool) {
+        // ORDERING: Relaxed; only the publisher itself moves the mode away
+        // from `FENCED`, so its own view of that is current.
+        if self.mode.load(Ordering::Relaxed) == FENCED {
+            // SAFETY: forwarded from the caller.
+            unsafe { self.count_clean(waiting) };
+        }
+    }
+
+    /// The counting of [`Fence::fenced_publish`], out of the plain path.
+    ///
+    /// # Safety
+    ///
+    /// Single publisher.
+    #[cold]
+    unsafe fn count_clean(&self, waiting: impl Fn() -> bool) {
+        // SAFETY: only the single publisher touches `clean`.
+        let clean = self.clean.with_mut(|clean| unsafe {
+            *clean = if waiting() { 0 } else { *clean + 1 };
+            *clean
+        });
+        if clean < PLAIN_AFTER || !membarrier::available() {
+            return;
+        }
+        // SAFETY: as above.
+        self.clean.with_mut(|clean| unsafe { *clean = 0 });
+        // SeqCst, then the flag: the publisher's half of the pattern with a
+        // waiter that stores its flag, then loads the mode.
+        self.mode.store_sc(PLAIN);
+        if waiting() {
+            self.mode.store_sc(FENCED);
+        }
+    }
+
+    /// A waiter, after raising its flag and before re-checking the condition:
+    /// makes sure the publisher sees the flag or the waiter sees the publish.
+    pub(crate) fn before_wait(&self) {
+        match self.mode.load_sc() {
+            FENCED => {}
+            mode => {
+                if mode == PLAIN {
+                    // ORDERING: Relaxed; the system call below orders it.
+                    let _ = self.mode.compare_exchange(
+                        PLAIN,
+                        REQUESTED,
+                        Ordering::Relaxed,
+                        Ordering::Relaxed,
+                    );
+                }
+                membarrier::barrier();
+            }
+        }
+    }
+}
+
+/// `membarrier(2)`, where the kernel offers it.
+mod membarrier {
+    /// Whether the private expedited command is registered and usable.
+    #[cfg(all(target_os = "linux", not(asyncband_loom), not(miri)))]
+    pub(super) fn available() -> bool {
+        use std::sync::OnceLock;
+
+        static AVAILABLE: OnceLock<bool> = OnceLock::new();
+        *AVAILABLE.get_or_init(|| {
+            // SAFETY: a system call with integer arguments; it reads and
+            // writes no memory of ours.
+            let query = unsafe { libc::syscall(libc::SYS_membarrier, QUERY, 0, 0) };
+            if query < 0 || query & i64::from(PRIVATE_EXPEDITED) == 0 {
+                return false;
+            }
+            // SAFETY: as above.
+            unsafe { libc::syscall(libc::SYS_membarrier, REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0 }
+        })
+    }
+
+    #[cfg(not(all(target_os = "linux", not(asyncband_loom), not(miri))))]
+    pub(super) fn available() -> bool {
+        false
+    }
+
+    /// A full barrier on every running thread of the process.
+    #[cfg(all(target_os = "linux", not(asyncband_loom), not(miri)))]
+    pub(super) fn barrier() {
+        // SAFETY: a system call with integer arguments.
+        let done = unsafe { libc::syscall(libc::SYS_membarrier, PRIVATE_EXPEDITED, 0, 0) };
+        // Registration succeeded, so the command cannot fail (the kernel
+        // documents no other error for it).
+        assert_eq!(done, 0, "membarrier failed after registration");
+    }
+
+    #[cfg(not(all(target_os = "linux", not(asyncband_loom), not(miri))))]
+    pub(super) fn barrier() {
+        unreachable!("the mode never leaves FENCED without membarrier")
+    }
+
+    #[cfg(all(target_os = "linux", not(asyncband_loom), not(miri)))]
+    const QUERY: libc::c_int = 0;
+    #[cfg(all(target_os = "linux", not(asyncband_loom), not(miri)))]
+    const PRIVATE_EXPEDITED: libc::c_int = 1 << 3;
+    #[cfg(all(target_os = "linux", not(asyncband_loom), not(miri)))]
+    const REGISTER_PRIVATE_EXPEDITED: libc::c_int = 1 << 4;
+}
