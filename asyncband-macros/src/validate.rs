@@ -254,7 +254,7 @@ fn flavour<'a>(arg: &'a Arg, errors: &mut Vec<Error>) -> Flavour<'a> {
 fn bytes<'a>(setting: &'a Setting<kw::inline>, errors: &mut Vec<Error>) -> Option<Value<'a>> {
     let Some((_, value)) = &setting.value else {
         errors.push(spanned(
-            &setting.keyword,
+            setting.keyword,
             "`inline` needs a size in bytes: `inline = BYTES`",
         ));
         return None;

@@ -1,0 +1,150 @@
+//! asyncband: one marker per topology; the same endpoints serve threads and
+//! tasks.
+
+use std::future::Future;
+
+use asyncband::{mpmc, mpsc, spsc};
+
+use super::{
+    AsyncBounded, AsyncUnbounded, Outcome, RecvAsync, RecvBlocking, ReserveAsync, SendAsync,
+    SendBlocking, SendPermit, SyncBounded, SyncUnbounded, TryRecv, TrySend,
+};
+
+/// `asyncband::spsc`.
+#[derive(Debug)]
+pub struct AsyncbandSpsc;
+
+/// `asyncband::mpsc`.
+#[derive(Debug)]
+pub struct AsyncbandMpsc;
+
+/// `asyncband::mpmc`.
+#[derive(Debug)]
+pub struct AsyncbandMpmc;
+
+/// The endpoint traits for one flavour's sender and receiver.
+macro_rules! endpoints {
+    ([$($generics:tt)*] $tx:ty, $rx:ty) => {
+        impl<$($generics)*> TrySend<T> for $tx {
+            #[inline]
+            fn try_send(&mut self, value: T) -> bool {
+                match <$tx>::try_send(self, value) {
+                    Ok(()) => true,
+                    Err(asyncband::error::TrySendError::Full(_)) => false,
+                    Err(asyncband::error::TrySendError::Disconnected(_)) => panic!("receiver gone"),
+                }
+            }
+        }
+
+        impl<$($generics)*> TryRecv<T> for $rx {
+            #[inline]
+            fn try_recv(&mut self) -> Option<T> {
+                <$rx>::try_recv(self).ok()
+            }
+        }
+
+        impl<$($generics)*> SendBlocking<T> for $tx {
+            #[inline]
+            fn send_blocking(&mut self, value: T) {
+                if <$tx>::send_blocking(self, value).is_err() {
+                    panic!("receiver gone");
+                }
+            }
+        }
+
+        impl<$($generics)*> RecvBlocking<T> for $rx {
+            #[inline]
+            fn recv_blocking(&mut self) -> Option<T> {
+                <$rx>::recv_blocking(self).ok()
+            }
+        }
+
+        impl<$($generics)*> SendAsync<T> for $tx {
+            #[inline]
+            fn send(&mut self, value: T) -> impl Future<Output = impl Outcome<()>> + Send + '_ {
+                <$tx>::send(self, value)
+            }
+        }
+
+        impl<$($generics)*> RecvAsync<T> for $rx {
+            #[inline]
+            fn recv(&mut self) -> impl Future<Output = impl Outcome<T>> + Send + '_ {
+                <$rx>::recv(self)
+            }
+        }
+    };
+}
+
+/// The factories of one topology.
+macro_rules! factories {
+    ($marker:ty, $topology:ident) => {
+        impl<T: Send + 'static, const CAP: usize> SyncBounded<T, CAP> for $marker {
+            type Tx = $topology::Sender<$topology::Bounded<T, CAP>>;
+            type Rx = $topology::Receiver<$topology::Bounded<T, CAP>>;
+
+            fn channel() -> (Self::Tx, Self::Rx) {
+                $topology::bounded::<T, CAP>()
+            }
+        }
+
+        impl<T: Send + 'static> SyncUnbounded<T> for $marker {
+            type Tx = $topology::Sender<$topology::Unbounded<T>>;
+            type Rx = $topology::Receiver<$topology::Unbounded<T>>;
+
+            fn channel() -> (Self::Tx, Self::Rx) {
+                $topology::unbounded::<T>()
+            }
+        }
+
+        impl<T: Send + 'static, const CAP: usize> AsyncBounded<T, CAP> for $marker {
+            type Tx = $topology::Sender<$topology::Bounded<T, CAP>>;
+            type Rx = $topology::Receiver<$topology::Bounded<T, CAP>>;
+
+            fn channel() -> (Self::Tx, Self::Rx) {
+                $topology::bounded::<T, CAP>()
+            }
+        }
+
+        impl<T: Send + 'static> AsyncUnbounded<T> for $marker {
+            type Tx = $topology::Sender<$topology::Unbounded<T>>;
+            type Rx = $topology::Receiver<$topology::Unbounded<T>>;
+
+            fn channel() -> (Self::Tx, Self::Rx) {
+                $topology::unbounded::<T>()
+            }
+        }
+
+        endpoints!(
+            [T: Send + 'static, const CAP: usize]
+            $topology::Sender<$topology::Bounded<T, CAP>>,
+            $topology::Receiver<$topology::Bounded<T, CAP>>
+        );
+        endpoints!(
+            [T: Send + 'static]
+            $topology::Sender<$topology::Unbounded<T>>,
+            $topology::Receiver<$topology::Unbounded<T>>
+        );
+
+        impl<T: Send + 'static, const CAP: usize> ReserveAsync<T> for $topology::Sender<$topology::Bounded<T, CAP>> {
+            type Permit<'a> = $topology::Permit<'a, $topology::Bounded<T, CAP>>;
+
+            #[inline]
+            fn reserve(&mut self) -> impl Future<Output = impl Outcome<Self::Permit<'_>>> + Send + '_ {
+                <$topology::Sender<$topology::Bounded<T, CAP>>>::reserve(self)
+            }
+        }
+
+        impl<T: Send + 'static, const CAP: usize> SendPermit<T> for $topology::Permit<'_, $topology::Bounded<T, CAP>> {
+            #[inline]
+            fn send(self, value: T) {
+                if <$topology::Permit<'_, $topology::Bounded<T, CAP>>>::send(self, value).is_err() {
+                    panic!("receiver gone");
+                }
+            }
+        }
+    };
+}
+
+factories!(AsyncbandSpsc, spsc);
+factories!(AsyncbandMpsc, mpsc);
+factories!(AsyncbandMpmc, mpmc);

@@ -1,0 +1,1152 @@
+//! `cargo x bench-report`: runs the benchmark suite against every peer and
+//! writes `benches/RESULTS.md` and `benches/ratios.svg`.
+//!
+//! The suite is two bench binaries of `asyncband-benches`: `channels` (divan,
+//! cells 1 to 6) and `memory` (an allocation counter, cell 7). This task
+//! builds them once, lists the divan entries, and then, run after run, runs
+//! each entry in its own process, cell by cell, rotating the order of the
+//! implementations within a cell from one run to the next so that none is
+//! always measured first or last. Each entry reports divan's median; the
+//! report quotes, per implementation, the median of those medians over the
+//! runs (and their spread), and per cell asyncband ÷ the best peer.
+//!
+//! Every divan entry counts items (messages, or round trips), so the time per
+//! item is read from divan's median throughput.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+const USAGE: &str =
+    "usage: cargo x bench-report [quick] [--runs N] [--sample-count N] [--filter TEXT]...
+
+  quick             one run, 5 samples per entry: checks that every cell runs (numbers are rough)
+  --runs N          runs of the whole suite (default 5; quick: 1)
+  --sample-count N  divan samples per entry, overriding the benches' own counts (quick: 5)
+  --filter TEXT     only entries whose path contains TEXT (repeatable); skips the memory cell
+                    unless TEXT matches `memory`
+
+Writes benches/RESULTS.md and benches/ratios.svg. Run it on an idle machine: a figure
+taken while something else runs is noise.";
+
+/// The peers' crates, as `Cargo.lock` names them, for the version stamp.
+const PEER_CRATES: [&str; 7] = [
+    "tokio",
+    "crossbeam-channel",
+    "async-channel",
+    "flume",
+    "kanal",
+    "thingbuf",
+    "rtrb",
+];
+
+/// Runs the suite and writes the report.
+pub fn report(args: &[String]) -> Result<(), String> {
+    let options = Options::parse(args)?;
+    let root = workspace_root();
+    let binaries = build(&root)?;
+    let started = Instant::now();
+    let mut cells = list_cells(&binaries.channels, &options.filters)?;
+    let entries: usize = cells.iter().map(|cell| cell.entries.len()).sum();
+    if entries == 0 && !options.wants_memory() {
+        return Err("no benchmark matches the filters".into());
+    }
+
+    for run in 0..options.runs {
+        let mut done = 0;
+        for cell in &mut cells {
+            let title = cell.title();
+            let count = cell.entries.len();
+            for offset in 0..count {
+                let entry = &mut cell.entries[(offset + run) % count];
+                let ns = measure(&binaries.channels, &entry.path, options.sample_count)?;
+                done += 1;
+                eprintln!(
+                    "run {}/{} [{done}/{entries}] {title} {}: {ns:.2} ns",
+                    run + 1,
+                    options.runs,
+                    entry.implementation
+                );
+                entry.runs.push(ns);
+            }
+        }
+    }
+
+    let memory = if options.wants_memory() {
+        Some(measure_memory(&binaries.memory)?)
+    } else {
+        None
+    };
+
+    let stamp = Stamp::take(&root, &options, started.elapsed().as_secs());
+    let summary: Vec<Summary> = cells
+        .iter()
+        .filter_map(|cell| Summary::of(cell, &cells))
+        .collect();
+    let results = render_results(&stamp, &cells, &summary, memory.as_ref());
+    let chart = render_chart(&summary, &stamp);
+    let results_path = root.join("benches/RESULTS.md");
+    let chart_path = root.join("benches/ratios.svg");
+    std::fs::write(&results_path, results)
+        .map_err(|e| format!("writing {}: {e}", results_path.display()))?;
+    std::fs::write(&chart_path, chart)
+        .map_err(|e| format!("writing {}: {e}", chart_path.display()))?;
+    eprintln!(
+        "wrote {} and {}",
+        results_path.display(),
+        chart_path.display()
+    );
+    Ok(())
+}
+
+/// Command-line options.
+struct Options {
+    quick: bool,
+    runs: usize,
+    sample_count: Option<u32>,
+    filters: Vec<String>,
+}
+
+impl Options {
+    fn parse(args: &[String]) -> Result<Self, String> {
+        let mut quick = false;
+        let mut runs = None;
+        let mut sample_count = None;
+        let mut filters = Vec::new();
+        let mut args = args.iter();
+        while let Some(arg) = args.next() {
+            let mut value = |name: &str| {
+                args.next()
+                    .cloned()
+                    .ok_or_else(|| format!("`{name}` needs a value\n\n{USAGE}"))
+            };
+            match arg.as_str() {
+                "quick" | "--quick" => quick = true,
+                "--runs" => runs = Some(parse_number(&value("--runs")?, "--runs")?),
+                "--sample-count" => {
+                    sample_count = Some(parse_number(&value("--sample-count")?, "--sample-count")?)
+                }
+                "--filter" => filters.push(value("--filter")?),
+                "-h" | "--help" => return Err(USAGE.into()),
+                other => return Err(format!("unknown argument `{other}`\n\n{USAGE}")),
+            }
+        }
+        let runs = runs.unwrap_or(if quick { 1 } else { 5 });
+        if runs == 0 {
+            return Err("`--runs` must be at least 1".into());
+        }
+        let sample_count = sample_count.or(if quick { Some(5) } else { None });
+        Ok(Self {
+            quick,
+            runs,
+            sample_count,
+            filters,
+        })
+    }
+
+    fn wants_memory(&self) -> bool {
+        self.filters.is_empty()
+            || self
+                .filters
+                .iter()
+                .any(|filter| "memory".contains(filter.as_str()))
+    }
+}
+
+fn parse_number<N: std::str::FromStr>(text: &str, name: &str) -> Result<N, String> {
+    text.parse()
+        .map_err(|_| format!("`{name}` expects a number, found `{text}`"))
+}
+
+/// The workspace root: the parent of this crate's directory.
+fn workspace_root() -> PathBuf {
+    let xtask = Path::new(env!("CARGO_MANIFEST_DIR"));
+    xtask.parent().unwrap_or(xtask).to_path_buf()
+}
+
+/// The cargo that runs us (`cargo x` sets `CARGO`), or the one on `PATH`.
+fn cargo() -> Command {
+    Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+}
+
+/// The two bench binaries.
+struct Binaries {
+    channels: PathBuf,
+    memory: PathBuf,
+}
+
+/// Builds the bench binaries (release, `bench` profile) and finds them.
+fn build(root: &Path) -> Result<Binaries, String> {
+    eprintln!("building the benches…");
+    let output = cargo()
+        .current_dir(root)
+        .args([
+            "bench",
+            "-p",
+            "asyncband-benches",
+            "--no-run",
+            "--message-format",
+            "json-render-diagnostics",
+        ])
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("running cargo: {e}"))?;
+    if !output.status.success() {
+        return Err("building the benches failed".into());
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let mut executables = BTreeMap::new();
+    for line in stdout
+        .lines()
+        .filter(|line| line.contains(r#""reason":"compiler-artifact""#))
+    {
+        let Some(target) = line.split_once(r#""target":{"#).map(|(_, rest)| rest) else {
+            continue;
+        };
+        if !target.starts_with(r#""kind":["bench"]"#) {
+            continue;
+        }
+        if let (Some(name), Some(executable)) =
+            (json_string(target, "name"), json_string(line, "executable"))
+        {
+            executables.insert(name, PathBuf::from(executable));
+        }
+    }
+    let mut take = |name: &str| {
+        executables
+            .remove(name)
+            .ok_or_else(|| format!("cargo built no `{name}` bench"))
+    };
+    Ok(Binaries {
+        channels: take("channels")?,
+        memory: take("memory")?,
+    })
+}
+
+/// The first string value of `"key":"…"` in a line of cargo's JSON (paths
+/// and names: no escapes to undo on the platforms we run on).
+fn json_string(json: &str, key: &str) -> Option<String> {
+    let start = json.find(&format!(r#""{key}":""#))? + key.len() + 4;
+    let end = json[start..].find('"')? + start;
+    Some(json[start..end].to_owned())
+}
+
+/// One implementation in one cell.
+struct Entry {
+    /// divan's full path, for `--exact`.
+    path: String,
+    /// The implementation's marker type, e.g. `Tokio`, `AsyncbandSpsc`.
+    implementation: String,
+    /// ns per item, one figure per run.
+    runs: Vec<f64>,
+}
+
+impl Entry {
+    fn median(&self) -> f64 {
+        median(&self.runs)
+    }
+
+    fn is_asyncband(&self) -> bool {
+        self.implementation.starts_with("Asyncband")
+    }
+}
+
+/// One table of the report: a workload, every implementation that can run
+/// it.
+struct Cell {
+    /// The entry path without the binary and the implementation, e.g.
+    /// `["threads", "spsc_1to1", "64"]`.
+    key: Vec<String>,
+    entries: Vec<Entry>,
+}
+
+impl Cell {
+    fn id(&self) -> String {
+        self.key.join("::")
+    }
+
+    fn title(&self) -> String {
+        self.key
+            .iter()
+            .map(|part| {
+                if part.bytes().all(|b| b.is_ascii_digit()) {
+                    format!("cap {part}")
+                } else {
+                    part.clone()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" / ")
+    }
+
+    fn asyncband(&self) -> Option<&Entry> {
+        self.entries.iter().find(|entry| entry.is_asyncband())
+    }
+
+    fn best_peer(&self) -> Option<&Entry> {
+        self.entries
+            .iter()
+            .filter(|entry| !entry.is_asyncband())
+            .min_by(|a, b| a.median().total_cmp(&b.median()))
+    }
+}
+
+/// Lists the divan entries of `binary` (from its `--list` tree) and groups
+/// them into cells, in the order divan lists them.
+fn list_cells(binary: &Path, filters: &[String]) -> Result<Vec<Cell>, String> {
+    let output = Command::new(binary)
+        .args(["--list", "--color", "never"])
+        .output()
+        .map_err(|e| format!("running {}: {e}", binary.display()))?;
+    if !output.status.success() {
+        return Err(format!(
+            "{} --list failed: {}",
+            binary.display(),
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    let listing = String::from_utf8_lossy(&output.stdout);
+    let mut cells: Vec<Cell> = Vec::new();
+    for path in tree_leaves(&listing) {
+        if !filters.is_empty()
+            && !filters
+                .iter()
+                .any(|filter| path.join("::").contains(filter.as_str()))
+        {
+            continue;
+        }
+        // The implementation is the one component that is a type name.
+        let Some(at) = path
+            .iter()
+            .position(|part| part.starts_with(|c: char| c.is_ascii_uppercase()))
+        else {
+            return Err(format!(
+                "entry `{}` names no implementation",
+                path.join("::")
+            ));
+        };
+        let implementation = path[at].clone();
+        let key: Vec<String> = path
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != 0 && i != at)
+            .map(|(_, p)| p.clone())
+            .collect();
+        let entry = Entry {
+            path: path.join("::"),
+            implementation,
+            runs: Vec::new(),
+        };
+        match cells.iter_mut().find(|cell| cell.key == key) {
+            Some(cell) => cell.entries.push(entry),
+            None => cells.push(Cell {
+                key,
+                entries: vec![entry],
+            }),
+        }
+    }
+    // The issue's order, not divan's alphabetical one (the sort is stable).
+    cells.sort_by_key(|cell| group_of(&cell.key[0]).map_or(usize::MAX, |(number, _)| number));
+    Ok(cells)
+}
+
+/// The top-level modules of the `channels` bench, in the issue's order.
+const GROUPS: [(&str, &str); 6] = [
+    ("one_thread", "One thread: `try_send` then `try_recv`"),
+    ("ready_path", "Async ready path, no runtime"),
+    ("threads", "Threads, blocking API"),
+    ("tokio_runtime", "tokio runtimes"),
+    ("payload_1k", "1 KiB payloads, two tokio workers"),
+    (
+        "reserve",
+        "Reservation: `reserve` + `Permit::send` + `recv`",
+    ),
+];
+
+/// The cell number (from 1) and heading of a top-level module.
+fn group_of(module: &str) -> Option<(usize, &'static str)> {
+    GROUPS
+        .iter()
+        .position(|(name, _)| *name == module)
+        .map(|i| (i + 1, GROUPS[i].1))
+}
+
+/// The root-to-leaf paths of the tree divan prints for `--list`.
+fn tree_leaves(tree: &str) -> Vec<Vec<String>> {
+    let mut rows: Vec<(usize, String)> = Vec::new();
+    for line in tree.lines() {
+        let chars: Vec<char> = line.chars().collect();
+        let mut depth = 0;
+        while depth * 3 + 3 <= chars.len() {
+            let unit: String = chars[depth * 3..depth * 3 + 3].iter().collect();
+            if matches!(unit.as_str(), "│  " | "   " | "├─ " | "╰─ ") {
+                depth += 1;
+            } else {
+                break;
+            }
+        }
+        let name: String = chars.iter().skip(depth * 3).collect::<String>();
+        let name = name.split_whitespace().next().unwrap_or("").to_owned();
+        if name.is_empty() {
+            continue;
+        }
+        rows.push((depth, name));
+    }
+    let mut leaves = Vec::new();
+    let mut stack: Vec<String> = Vec::new();
+    for (i, (depth, name)) in rows.iter().enumerate() {
+        stack.truncate(*depth);
+        stack.push(name.clone());
+        let is_leaf = rows.get(i + 1).is_none_or(|(next, _)| next <= depth);
+        if is_leaf {
+            leaves.push(stack.clone());
+        }
+    }
+    leaves
+}
+
+/// Runs one entry and returns its median time per item, in ns.
+fn measure(binary: &Path, path: &str, sample_count: Option<u32>) -> Result<f64, String> {
+    let mut command = Command::new(binary);
+    command.args(["--bench", "--exact", path, "--color", "never"]);
+    if let Some(count) = sample_count {
+        command.args(["--sample-count", &count.to_string()]);
+    }
+    let output = command
+        .output()
+        .map_err(|e| format!("running {}: {e}", binary.display()))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    if !output.status.success() {
+        return Err(format!(
+            "`{path}` failed:\n{stdout}{}",
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    parse_median_ns_per_item(&stdout)
+        .ok_or_else(|| format!("no throughput in the output of `{path}`:\n{stdout}"))
+}
+
+/// The median time per item of the single entry in a divan run's output:
+/// the row after the timing row holds the throughputs. Columns are counted
+/// from the right, since the tree on the left draws `│` too.
+fn parse_median_ns_per_item(output: &str) -> Option<f64> {
+    /// The median column: fourth from the right (median, mean, samples,
+    /// iters).
+    fn median_column(line: &str) -> Option<&str> {
+        line.rsplit('│').nth(3).map(str::trim)
+    }
+
+    let lines: Vec<&str> = output.lines().collect();
+    lines.windows(2).find_map(|pair| {
+        median_column(pair[0]).filter(|time| !time.is_empty())?;
+        median_column(pair[1])
+            .and_then(parse_rate)
+            .map(|per_second| 1e9 / per_second)
+    })
+}
+
+/// `118.6 Mitem/s` → 118.6e6.
+fn parse_rate(text: &str) -> Option<f64> {
+    let (number, unit) = text.split_once(' ')?;
+    let number: f64 = number.parse().ok()?;
+    let scale = match unit.strip_suffix("item/s")? {
+        "" => 1.0,
+        "K" => 1e3,
+        "M" => 1e6,
+        "G" => 1e9,
+        "T" => 1e12,
+        _ => return None,
+    };
+    Some(number * scale)
+}
+
+/// Cell 7's figures.
+struct Memory {
+    /// implementation → (bytes at creation, bytes when full), capacity 1024.
+    bounded: Vec<(String, u64, u64)>,
+    /// implementation → (created, peak, drained bytes, live blocks), after
+    /// a drained burst of 2^20.
+    unbounded: Vec<(String, u64, u64, u64, u64)>,
+}
+
+/// Runs the `memory` bench and parses its lines.
+fn measure_memory(binary: &Path) -> Result<Memory, String> {
+    eprintln!("measuring memory…");
+    let output = Command::new(binary)
+        .output()
+        .map_err(|e| format!("running {}: {e}", binary.display()))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    if !output.status.success() {
+        return Err(format!(
+            "the memory bench failed:\n{stdout}{}",
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    let mut memory = Memory {
+        bounded: Vec::new(),
+        unbounded: Vec::new(),
+    };
+    for line in stdout.lines().filter(|line| !line.starts_with('#')) {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let number = |i: usize| -> Result<u64, String> {
+            fields
+                .get(i)
+                .and_then(|f| f.parse().ok())
+                .ok_or_else(|| format!("bad memory line `{line}`"))
+        };
+        match fields.first() {
+            Some(&"bounded_1024") => {
+                memory
+                    .bounded
+                    .push((fields[1].to_owned(), number(2)?, number(3)?))
+            }
+            Some(&"unbounded_1m") => {
+                memory.unbounded.push((
+                    fields[1].to_owned(),
+                    number(2)?,
+                    number(3)?,
+                    number(4)?,
+                    number(5)?,
+                ));
+            }
+            _ => {}
+        }
+    }
+    Ok(memory)
+}
+
+/// The bar a cell must meet (issue 5): asyncband ÷ best peer at most
+/// `ratio`, and, for SPSC threads, at most `rtrb` × rtrb.
+struct Bar {
+    ratio: f64,
+    rtrb: Option<f64>,
+}
+
+fn bar(cell: &str) -> Bar {
+    let fast_path = [
+        "one_thread::",
+        "ready_path::",
+        "reserve::ready_path",
+        "tokio_runtime::current_thread",
+    ];
+    if fast_path.iter().any(|prefix| cell.starts_with(prefix)) {
+        Bar {
+            ratio: 0.6,
+            rtrb: None,
+        }
+    } else if matches!(
+        cell,
+        "threads::spsc_1to1::64" | "threads::spsc_1to1::1024" | "threads::spsc_1to1_unbounded"
+    ) {
+        Bar {
+            ratio: 0.7,
+            rtrb: Some(1.5),
+        }
+    } else {
+        Bar {
+            ratio: 1.0,
+            rtrb: None,
+        }
+    }
+}
+
+/// One cell's verdict.
+struct Summary {
+    id: String,
+    title: String,
+    asyncband: String,
+    ratio: f64,
+    best_peer: String,
+    /// asyncband ÷ rtrb, where the bar asks for it.
+    rtrb_ratio: Option<f64>,
+    bar: Bar,
+}
+
+impl Summary {
+    fn of(cell: &Cell, cells: &[Cell]) -> Option<Self> {
+        let asyncband = cell.asyncband()?;
+        let best = cell.best_peer()?;
+        if asyncband.runs.is_empty() || best.runs.is_empty() {
+            return None;
+        }
+        let id = cell.id();
+        let bar = bar(&id);
+        // rtrb has no unbounded flavour: unbounded SPSC answers to rtrb at
+        // capacity 1024.
+        let rtrb_cell = match id.as_str() {
+            "threads::spsc_1to1_unbounded" => cells
+                .iter()
+                .find(|other| other.id() == "threads::spsc_1to1::1024"),
+            _ => Some(cell),
+        };
+        let rtrb_ratio = bar
+            .rtrb
+            .and(rtrb_cell)
+            .and_then(|rtrb_cell| {
+                rtrb_cell
+                    .entries
+                    .iter()
+                    .find(|entry| entry.implementation == "Rtrb")
+            })
+            .filter(|rtrb| !rtrb.runs.is_empty())
+            .map(|rtrb| asyncband.median() / rtrb.median());
+        Some(Self {
+            title: cell.title(),
+            asyncband: display_name(&asyncband.implementation),
+            ratio: asyncband.median() / best.median(),
+            best_peer: display_name(&best.implementation),
+            rtrb_ratio,
+            bar,
+            id,
+        })
+    }
+
+    fn meets(&self) -> bool {
+        self.ratio <= self.bar.ratio
+            && self
+                .bar
+                .rtrb
+                .zip(self.rtrb_ratio)
+                .is_none_or(|(limit, ratio)| ratio <= limit)
+    }
+
+    fn bar_text(&self) -> String {
+        match self.bar.rtrb {
+            Some(limit) if self.rtrb_ratio.is_some() => {
+                let at = if self.id.ends_with("unbounded") {
+                    " (rtrb at cap 1024)"
+                } else {
+                    ""
+                };
+                format!("≤ {} and ≤ {limit} × rtrb{at}", self.bar.ratio)
+            }
+            _ => format!("≤ {}", self.bar.ratio),
+        }
+    }
+}
+
+/// How the report names an implementation.
+fn display_name(marker: &str) -> String {
+    match marker {
+        "AsyncbandSpsc" => "asyncband spsc",
+        "AsyncbandMpsc" => "asyncband mpsc",
+        "AsyncbandMpmc" => "asyncband mpmc",
+        "Tokio" => "tokio",
+        "Crossbeam" => "crossbeam-channel",
+        "AsyncChannel" => "async-channel",
+        "Flume" => "flume",
+        "Kanal" => "kanal",
+        "Thingbuf" => "thingbuf",
+        "StdMpsc" => "std mpsc",
+        "Rtrb" => "rtrb",
+        other => other,
+    }
+    .to_owned()
+}
+
+fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    match sorted.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+    }
+}
+
+/// Where and how the figures were taken.
+struct Stamp {
+    date: String,
+    cores: usize,
+    cpu: String,
+    kernel: String,
+    rustc: String,
+    versions: Vec<(String, String)>,
+    runs: usize,
+    sample_count: Option<u32>,
+    quick: bool,
+    filtered: bool,
+    minutes: u64,
+}
+
+impl Stamp {
+    fn take(root: &Path, options: &Options, seconds: u64) -> Self {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let cpu = cpuinfo
+            .lines()
+            .find_map(|line| {
+                line.strip_prefix("model name")
+                    .and_then(|rest| rest.split_once(':'))
+                    .map(|(_, v)| v.trim())
+            })
+            .unwrap_or("unknown")
+            .to_owned();
+        let cores = std::thread::available_parallelism().map_or(0, usize::from);
+        let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .map_or_else(|_| "unknown".into(), |k| k.trim().to_owned());
+        let rustc = Command::new(std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into()))
+            .arg("--version")
+            .output()
+            .ok()
+            .map_or_else(
+                || "unknown".into(),
+                |out| String::from_utf8_lossy(&out.stdout).trim().to_owned(),
+            );
+        let lock = std::fs::read_to_string(root.join("Cargo.lock")).unwrap_or_default();
+        let mut versions = vec![("asyncband".to_owned(), locked_versions(&lock, "asyncband"))];
+        versions.extend(
+            PEER_CRATES
+                .iter()
+                .map(|name| ((*name).to_owned(), locked_versions(&lock, name))),
+        );
+        versions.push(("divan".to_owned(), locked_versions(&lock, "divan")));
+        Self {
+            date: utc_date(SystemTime::now()),
+            cores,
+            cpu,
+            kernel,
+            rustc,
+            versions,
+            runs: options.runs,
+            sample_count: options.sample_count,
+            quick: options.quick,
+            filtered: !options.filters.is_empty(),
+            minutes: seconds.div_ceil(60),
+        }
+    }
+}
+
+/// The versions of `name` in `Cargo.lock`, comma-separated.
+fn locked_versions(lock: &str, name: &str) -> String {
+    let versions: Vec<&str> = lock
+        .split("[[package]]")
+        .filter(|block| {
+            block
+                .lines()
+                .any(|line| line.trim() == format!("name = \"{name}\""))
+        })
+        .filter_map(|block| {
+            block
+                .lines()
+                .find_map(|line| line.trim().strip_prefix("version = \"")?.strip_suffix('"'))
+        })
+        .collect();
+    if versions.is_empty() {
+        "?".into()
+    } else {
+        versions.join(", ")
+    }
+}
+
+/// `YYYY-MM-DD` (UTC) of a time, without a date library.
+fn utc_date(time: SystemTime) -> String {
+    let days = time
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() / 86_400) as i64;
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+/// `1234.5` → `1,234`; small figures keep their decimals.
+fn format_ns(ns: f64) -> String {
+    if ns >= 1000.0 {
+        let whole = ns.round() as u64;
+        let digits = whole.to_string();
+        let mut out = String::new();
+        for (i, digit) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i) % 3 == 0 {
+                out.push(',');
+            }
+            out.push(digit);
+        }
+        out
+    } else if ns >= 100.0 {
+        format!("{ns:.0}")
+    } else if ns >= 10.0 {
+        format!("{ns:.1}")
+    } else {
+        format!("{ns:.2}")
+    }
+}
+
+fn render_results(
+    stamp: &Stamp,
+    cells: &[Cell],
+    summary: &[Summary],
+    memory: Option<&Memory>,
+) -> String {
+    let mut out = String::new();
+    let w = &mut out;
+    let _ = writeln!(w, "# asyncband against its peers: results\n");
+    let _ = writeln!(
+        w,
+        "Generated by `cargo x bench-report` (see [README.md](README.md) for what each cell measures); do not edit by hand.\n"
+    );
+    if stamp.quick || stamp.filtered {
+        let _ = writeln!(
+            w,
+            "> **Not a measurement.** This file comes from a {} run, which only checks that the cells run; \
+             regenerate it with `cargo x bench-report` on an idle machine before quoting any figure.\n",
+            if stamp.quick { "quick" } else { "filtered" }
+        );
+    }
+    let _ = writeln!(w, "| | |\n| --- | --- |");
+    let _ = writeln!(w, "| date | {} (UTC) |", stamp.date);
+    let _ = writeln!(w, "| machine | {} cores, {} |", stamp.cores, stamp.cpu);
+    let _ = writeln!(w, "| kernel | Linux {} |", stamp.kernel);
+    let _ = writeln!(w, "| compiler | {} |", stamp.rustc);
+    let versions: Vec<String> = stamp
+        .versions
+        .iter()
+        .map(|(name, version)| format!("{name} {version}"))
+        .collect();
+    let _ = writeln!(
+        w,
+        "| versions | {}, std (the compiler's) |",
+        versions.join(", ")
+    );
+    let samples = stamp
+        .sample_count
+        .map_or_else(|| "each bench's own".to_owned(), |n| n.to_string());
+    let _ = writeln!(
+        w,
+        "| method | {} run(s), implementations interleaved (each entry in its own process, order rotated per run); divan samples per entry: {samples}; {} min in all |\n",
+        stamp.runs, stamp.minutes
+    );
+    let _ = writeln!(
+        w,
+        "Figures are ns per message (per round trip for ping-pong): for each implementation, the median over the runs of divan's \
+         median, with the spread (lowest–highest run) beside it. Ratios compare medians: asyncband ÷ the fastest peer in the same \
+         cell, below 1 meaning asyncband is faster. These machines are small and noisy; quote ratios, not absolute times.\n"
+    );
+
+    let _ = writeln!(w, "![asyncband ÷ best peer, per cell](ratios.svg)\n");
+    let _ = writeln!(w, "## Summary\n");
+    let _ = writeln!(w, "| cell | asyncband | ÷ best peer | best peer | bar | |");
+    let _ = writeln!(w, "| --- | --- | ---: | --- | --- | --- |");
+    for s in summary {
+        let rtrb = s
+            .rtrb_ratio
+            .map(|r| format!(" ({r:.2} × rtrb)"))
+            .unwrap_or_default();
+        let verdict = if s.meets() { "meets" } else { "**misses**" };
+        let _ = writeln!(
+            w,
+            "| {} | {} | {:.2}{rtrb} | {} | {} | {verdict} |",
+            s.title,
+            s.asyncband,
+            s.ratio,
+            s.best_peer,
+            s.bar_text()
+        );
+    }
+    if let Some(memory) = memory {
+        for (name, _, _, _, blocks) in memory
+            .unbounded
+            .iter()
+            .filter(|row| row.0.starts_with("Asyncband"))
+        {
+            let verdict = if *blocks <= 4 { "meets" } else { "**misses**" };
+            let _ = writeln!(
+                w,
+                "| memory / unbounded after a drained burst | {} | {blocks} blocks retained | | ≤ 4 blocks | {verdict} |",
+                display_name(name)
+            );
+        }
+    }
+
+    let _ = writeln!(w, "\n## Cells\n");
+    let mut group = None;
+    for cell in cells {
+        let Some(asyncband) = cell.asyncband().filter(|entry| !entry.runs.is_empty()) else {
+            continue;
+        };
+        if group != Some(&cell.key[0]) {
+            group = Some(&cell.key[0]);
+            if let Some((number, heading)) = group_of(&cell.key[0]) {
+                let _ = writeln!(w, "### {number}. {heading}\n");
+            }
+        }
+        let _ = writeln!(w, "#### {}\n", cell.title());
+        let _ = writeln!(
+            w,
+            "| implementation | ns (median) | spread over runs | ÷ asyncband |"
+        );
+        let _ = writeln!(w, "| --- | ---: | ---: | ---: |");
+        let mut rows: Vec<&Entry> = cell
+            .entries
+            .iter()
+            .filter(|entry| !entry.runs.is_empty())
+            .collect();
+        rows.sort_by(|a, b| a.median().total_cmp(&b.median()));
+        for entry in rows {
+            let low = entry.runs.iter().copied().fold(f64::INFINITY, f64::min);
+            let high = entry.runs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let name = display_name(&entry.implementation);
+            let name = if entry.is_asyncband() {
+                format!("**{name}**")
+            } else {
+                name
+            };
+            let _ = writeln!(
+                w,
+                "| {name} | {} | {}–{} | {:.2} |",
+                format_ns(entry.median()),
+                format_ns(low),
+                format_ns(high),
+                entry.median() / asyncband.median()
+            );
+        }
+        if let Some(s) = summary.iter().find(|s| s.id == cell.id()) {
+            let _ = writeln!(
+                w,
+                "\nasyncband ÷ best peer ({}): **{:.2}** (bar {})\n",
+                s.best_peer,
+                s.ratio,
+                s.bar_text()
+            );
+        } else {
+            let _ = writeln!(w);
+        }
+    }
+
+    if let Some(memory) = memory {
+        render_memory(w, memory);
+    }
+    out
+}
+
+fn render_memory(w: &mut String, memory: &Memory) {
+    let _ = writeln!(w, "### 7. Memory\n");
+    let _ = writeln!(
+        w,
+        "Live heap bytes counted by a global allocator (`benches/benches/memory.rs`), `u64` payloads, one thread; exact, not sampled.\n"
+    );
+    let _ = writeln!(w, "#### Bounded, capacity 1024\n");
+    let _ = writeln!(
+        w,
+        "| implementation | bytes when made | bytes when full | bytes per slot (full) |"
+    );
+    let _ = writeln!(w, "| --- | ---: | ---: | ---: |");
+    for (name, created, full) in &memory.bounded {
+        let _ = writeln!(
+            w,
+            "| {} | {created} | {full} | {:.1} |",
+            display_name(name),
+            *full as f64 / 1024.0
+        );
+    }
+    let _ = writeln!(
+        w,
+        "\n#### Unbounded, after a burst of 1,048,576 messages has drained\n"
+    );
+    let _ = writeln!(
+        w,
+        "| implementation | bytes when made | peak bytes | bytes after the drain | blocks retained |"
+    );
+    let _ = writeln!(w, "| --- | ---: | ---: | ---: | ---: |");
+    for (name, created, peak, drained, blocks) in &memory.unbounded {
+        let blocks = if name.starts_with("Asyncband") {
+            blocks.to_string()
+        } else {
+            "".into()
+        };
+        let _ = writeln!(
+            w,
+            "| {} | {created} | {peak} | {drained} | {blocks} |",
+            display_name(name)
+        );
+    }
+    let _ = writeln!(
+        w,
+        "\nBlocks retained: live allocations of asyncband's block size after the drain (blocks of 32 slots; the bar is at most 4).\n"
+    );
+}
+
+/// A diverging bar chart of asyncband ÷ best peer per cell, log scale, 1 in
+/// the middle: bars to the left are cells asyncband wins.
+fn render_chart(summary: &[Summary], stamp: &Stamp) -> String {
+    const WIDTH: f64 = 960.0;
+    const LABEL: f64 = 360.0;
+    const PLOT: f64 = 520.0;
+    const ROW: f64 = 18.0;
+    const TOP: f64 = 56.0;
+    const SPAN: f64 = 3.0; // log2 of the largest ratio drawn: 1/8 .. 8
+
+    let x = |ratio: f64| LABEL + PLOT / 2.0 + ratio.log2().clamp(-SPAN, SPAN) / SPAN * (PLOT / 2.0);
+    let height = TOP + ROW * summary.len() as f64 + 40.0;
+    let mut svg = String::new();
+    let s = &mut svg;
+    let _ = writeln!(
+        s,
+        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" font-size="12">"##
+    );
+    let _ = writeln!(s, r##"<rect width="100%" height="100%" fill="white"/>"##);
+    let title = format!(
+        "asyncband ÷ best peer per cell (median ns; {} cores, {}; {} run(s){})",
+        stamp.cores,
+        stamp.cpu,
+        stamp.runs,
+        if stamp.quick {
+            ", quick: not a measurement"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(
+        s,
+        r##"<text x="10" y="20" font-size="14" font-weight="bold">{}</text>"##,
+        xml_escape(&title)
+    );
+    let _ = writeln!(
+        s,
+        r##"<text x="10" y="38" fill="#555">left of 1: asyncband faster; green: meets the bar of issue 5 (tick), red: misses it</text>"##
+    );
+    for (tick, label) in [
+        (0.125, "1/8"),
+        (0.25, "1/4"),
+        (0.5, "1/2"),
+        (1.0, "1"),
+        (2.0, "2"),
+        (4.0, "4"),
+        (8.0, "8"),
+    ] {
+        let tx = x(tick);
+        let stroke = if tick == 1.0 { "#000" } else { "#ddd" };
+        let _ = writeln!(
+            s,
+            r##"<line x1="{tx:.1}" y1="{:.1}" x2="{tx:.1}" y2="{:.1}" stroke="{stroke}"/><text x="{tx:.1}" y="{:.1}" text-anchor="middle" fill="#555">{label}</text>"##,
+            TOP - 6.0,
+            TOP + ROW * summary.len() as f64,
+            TOP + ROW * summary.len() as f64 + 16.0
+        );
+    }
+    let one = x(1.0);
+    for (i, row) in summary.iter().enumerate() {
+        let y = TOP + ROW * i as f64;
+        let end = x(row.ratio);
+        let (left, width) = if end < one {
+            (end, one - end)
+        } else {
+            (one, end - one)
+        };
+        let fill = if row.meets() { "#3a9a4a" } else { "#d0433a" };
+        let _ = writeln!(
+            s,
+            r##"<text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
+            LABEL - 8.0,
+            y + 13.0,
+            xml_escape(&row.title)
+        );
+        let _ = writeln!(
+            s,
+            r##"<rect x="{left:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{fill}"><title>{}</title></rect>"##,
+            y + 3.0,
+            width.max(1.0),
+            ROW - 6.0,
+            xml_escape(&format!(
+                "{}: {:.2} vs {}",
+                row.title, row.ratio, row.best_peer
+            ))
+        );
+        let limit = x(row.bar.ratio);
+        let _ = writeln!(
+            s,
+            r##"<line x1="{limit:.1}" y1="{:.1}" x2="{limit:.1}" y2="{:.1}" stroke="#333"/>"##,
+            y + 1.0,
+            y + ROW - 1.0
+        );
+        let _ = writeln!(
+            s,
+            r##"<text x="{:.1}" y="{:.1}">{:.2}</text>"##,
+            LABEL + PLOT + 8.0,
+            y + 13.0,
+            row.ratio
+        );
+    }
+    let _ = writeln!(s, "</svg>");
+    svg
+}
+
+fn xml_escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RUN: &str = "channels                   fastest       │ slowest       │ median        │ mean          │ samples │ iters
+├─ one_thread                            │               │               │               │         │
+│  ╰─ spsc                               │               │               │               │         │
+│     ╰─ pair_bounded_64                 │               │               │               │         │
+│        ╰─ AsyncbandSpsc  7.994 ns      │ 9.283 ns      │ 8.427 ns      │ 8.441 ns      │ 10      │ 2560
+│                          125 Mitem/s   │ 107.7 Mitem/s │ 118.6 Mitem/s │ 118.4 Mitem/s │         │
+";
+
+    const LIST: &str = "channels
+├─ one_thread
+│  ╰─ spsc
+│     ├─ pair_bounded_64
+│     │  ├─ AsyncbandSpsc
+│     │  ╰─ Rtrb
+╰─ threads
+   ╰─ spsc_1to1
+      ╰─ Kanal
+         ├─ 1
+         ╰─ 64
+";
+
+    #[test]
+    fn reads_the_median_throughput() {
+        let ns = parse_median_ns_per_item(RUN).unwrap();
+        assert!((ns - 1e9 / 118.6e6).abs() < 1e-9, "{ns}");
+    }
+
+    #[test]
+    fn lists_the_leaves_of_a_tree() {
+        let leaves: Vec<String> = tree_leaves(LIST)
+            .iter()
+            .map(|path| path.join("::"))
+            .collect();
+        assert_eq!(
+            leaves,
+            [
+                "channels::one_thread::spsc::pair_bounded_64::AsyncbandSpsc",
+                "channels::one_thread::spsc::pair_bounded_64::Rtrb",
+                "channels::threads::spsc_1to1::Kanal::1",
+                "channels::threads::spsc_1to1::Kanal::64",
+            ]
+        );
+    }
+
+    #[test]
+    fn dates_are_civil() {
+        assert_eq!(utc_date(UNIX_EPOCH), "1970-01-01");
+        assert_eq!(
+            utc_date(UNIX_EPOCH + std::time::Duration::from_secs(1_709_164_800)),
+            "2024-02-29"
+        );
+    }
+
+    #[test]
+    fn versions_come_from_the_lock_file() {
+        let lock = "[[package]]\nname = \"flume\"\nversion = \"0.12.0\"\n\n[[package]]\nname = \"kanal\"\nversion = \"0.1.1\"\n";
+        assert_eq!(locked_versions(lock, "flume"), "0.12.0");
+        assert_eq!(locked_versions(lock, "tokio"), "?");
+    }
+}

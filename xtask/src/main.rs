@@ -1,0 +1,233 @@
+//! `cargo x <task>`: the workflows of asyncband, the same for people and CI.
+//!
+//! Dependency-free: each task runs `cargo` (and, for the verification tasks,
+//! the nightly toolchain) with the right flags and environment, printing
+//! each command before it runs it.
+
+mod bench;
+
+use std::process::{Command, ExitCode};
+use std::time::Instant;
+
+const USAGE: &str = "usage: cargo x <task> [args]
+
+tasks:
+  ci             what CI runs (.ci/run): fmt check, the README test
+                 command, clippy, doc, `cargo bench --no-run`, quick loom
+  test           the README test command: cargo test --workspace
+  loom [--quick] every loom model (LOOM_MAX_PREEMPTIONS=2, --release);
+                 --quick runs the subset CI runs
+  miri           the core's unit tests and a threaded subset of the
+                 integration tests under Miri (nightly, strict provenance)
+  tsan           the stress tests under ThreadSanitizer (nightly)
+  stress [SCALE] the stress tests at SCALE (default 20) times their CI size
+  ui [--bless]   the trybuild ui tests; --bless rewrites the .stderr files
+  doc            rustdoc for the three crates with warnings denied
+  bench-report   run the benchmark suite against every peer and write
+                 benches/RESULTS.md (see benches/README.md)
+";
+
+/// The loom models CI runs: the fast half, one per protocol family.
+const LOOM_QUICK: &[&str] = &[
+    "spsc_ring_hands_values_over_in_order",
+    "list_crosses_block_boundaries_without_losing_order",
+    "a_parked_receiver_is_woken_by_a_send_on_each_producer_arity",
+    "a_parked_single_sender_is_woken_when_a_slot_frees",
+    "a_permit_dropped_while_a_sender_waits_wakes_it",
+    "close_racing_with_send_never_loses_an_accepted_value",
+    "dropping_the_last_receiver_drops_queued_values_exactly_once",
+];
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some((task, rest)) = args.split_first() else {
+        eprint!("{USAGE}");
+        return ExitCode::FAILURE;
+    };
+    let started = Instant::now();
+    let result = match task.as_str() {
+        "ci" => ci(),
+        "test" => test(),
+        "loom" => loom(rest.iter().any(|a| a == "--quick")),
+        "miri" => miri(),
+        "tsan" => tsan(),
+        "stress" => stress(rest.first().map(String::as_str).unwrap_or("20")),
+        "ui" => ui(rest.iter().any(|a| a == "--bless")),
+        "doc" => doc(),
+        "bench-report" => bench::report(rest),
+        "help" | "--help" | "-h" => {
+            print!("{USAGE}");
+            Ok(())
+        }
+        _ => Err(format!("unknown task `{task}`\n\n{USAGE}")),
+    };
+    match result {
+        Ok(()) => {
+            eprintln!("cargo x {task}: done in {:.0?}", started.elapsed());
+            ExitCode::SUCCESS
+        }
+        Err(message) => {
+            eprintln!("cargo x {task}: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs `program args` with `envs`, echoing it; an error if it fails.
+fn run(program: &str, args: &[&str], envs: &[(&str, &str)]) -> Result<(), String> {
+    let shown: Vec<String> = envs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    eprintln!("+ {} {program} {}", shown.join(" "), args.join(" "));
+    let status = Command::new(program)
+        .args(args)
+        .envs(envs.iter().copied())
+        .status()
+        .map_err(|err| format!("could not run {program}: {err}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{program} {}` failed ({status})", args.join(" ")))
+    }
+}
+
+fn cargo(args: &[&str], envs: &[(&str, &str)]) -> Result<(), String> {
+    run("cargo", args, envs)
+}
+
+/// CI is `.ci/run`, so that people and CI run the same script.
+fn ci() -> Result<(), String> {
+    run("bash", &[".ci/run"], &[])
+}
+
+fn test() -> Result<(), String> {
+    cargo(&["test", "--workspace"], &[])
+}
+
+/// loom builds go to their own target directory: `--cfg asyncband_loom`
+/// changes every crate's build, and sharing `target/` would rebuild the
+/// whole workspace twice per switch.
+fn loom(quick: bool) -> Result<(), String> {
+    let mut args = vec![
+        "test",
+        "-p",
+        "asyncband-core",
+        "--test",
+        "loom",
+        "--release",
+        "--",
+        "--test-threads=1",
+    ];
+    if quick {
+        args.extend(LOOM_QUICK);
+    }
+    cargo(
+        &args,
+        &[
+            ("RUSTFLAGS", "--cfg asyncband_loom"),
+            ("LOOM_MAX_PREEMPTIONS", "2"),
+            ("CARGO_TARGET_DIR", "target/loom"),
+        ],
+    )
+}
+
+fn miri() -> Result<(), String> {
+    let envs = [
+        ("MIRIFLAGS", "-Zmiri-strict-provenance"),
+        ("CARGO_TARGET_DIR", "target/miri"),
+    ];
+    run(
+        "rustup",
+        &[
+            "component",
+            "add",
+            "miri",
+            "rust-src",
+            "--toolchain",
+            "nightly",
+        ],
+        &[],
+    )?;
+    cargo(
+        &["+nightly", "miri", "test", "-p", "asyncband-core", "--lib"],
+        &envs,
+    )?;
+    cargo(
+        &[
+            "+nightly",
+            "miri",
+            "test",
+            "-p",
+            "asyncband-tests",
+            "--test",
+            "miri_subset",
+        ],
+        &envs,
+    )
+}
+
+fn tsan() -> Result<(), String> {
+    run(
+        "rustup",
+        &["component", "add", "rust-src", "--toolchain", "nightly"],
+        &[],
+    )?;
+    cargo(
+        &[
+            "+nightly",
+            "test",
+            "-Zbuild-std",
+            "--target",
+            "x86_64-unknown-linux-gnu",
+            "-p",
+            "asyncband-tests",
+            "--test",
+            "stress",
+        ],
+        &[
+            ("RUSTFLAGS", "-Zsanitizer=thread"),
+            ("RUSTDOCFLAGS", "-Zsanitizer=thread"),
+            ("TSAN_OPTIONS", "halt_on_error=1"),
+            ("CARGO_TARGET_DIR", "target/tsan"),
+        ],
+    )
+}
+
+fn stress(scale: &str) -> Result<(), String> {
+    cargo(
+        &[
+            "test",
+            "--release",
+            "-p",
+            "asyncband-tests",
+            "--test",
+            "stress",
+            "--",
+            "--test-threads=1",
+        ],
+        &[("ASYNCBAND_STRESS", scale)],
+    )
+}
+
+fn ui(bless: bool) -> Result<(), String> {
+    let envs: &[(&str, &str)] = if bless {
+        &[("TRYBUILD", "overwrite")]
+    } else {
+        &[]
+    };
+    cargo(&["test", "-p", "asyncband-ui-tests"], envs)
+}
+
+fn doc() -> Result<(), String> {
+    cargo(
+        &[
+            "doc",
+            "--no-deps",
+            "-p",
+            "asyncband",
+            "-p",
+            "asyncband-core",
+            "-p",
+            "asyncband-macros",
+        ],
+        &[("RUSTDOCFLAGS", "-D warnings")],
+    )
+}
