@@ -3,6 +3,8 @@
 use asyncband_core::chan::Chan;
 use asyncband_core::storage::Storage;
 
+use crate::error::{SendError, TrySendError};
+
 /// Appends up to `limit` ready values to `buf`; returns how many.
 ///
 /// # Safety
@@ -26,4 +28,58 @@ pub(crate) unsafe fn drain_into<S: Storage>(
         }
     }
     taken
+}
+
+/// How many units a batch asks for at most in one step.
+const BATCH: usize = 64;
+
+/// Sends values from `values` while capacity allows, reserving the
+/// capacity for up to [`BATCH`] of them in one step and pulling a value from
+/// the iterator only once its slot is reserved, so none is lost. Returns how
+/// many were sent and whether the iterator ran dry; an error holds the value
+/// in hand when the channel turned out to be closed.
+///
+/// # Safety
+///
+/// The producer-side contract of [`Chan`]: on a single-producer channel the
+/// caller holds the sender exclusively.
+pub(crate) unsafe fn send_from<S: Storage>(
+    chan: &Chan<S>,
+    values: &mut impl Iterator<Item = S::Item>,
+) -> Result<(usize, bool), SendError<S::Item>> {
+    let cap = S::CAPACITY.unwrap_or(usize::MAX);
+    let mut sent = 0;
+    loop {
+        let mut want = values.size_hint().0.clamp(1, BATCH.min(cap));
+        let units = loop {
+            // SAFETY: forwarded from the caller.
+            match unsafe { chan.try_reserve(want) } {
+                Ok(()) => break want,
+                Err(TrySendError::Full(())) if want > 1 => want /= 2,
+                Err(TrySendError::Full(())) => return Ok((sent, false)),
+                Err(TrySendError::Disconnected(())) => {
+                    return match values.next() {
+                        Some(value) => Err(SendError(value)),
+                        None => Ok((sent, true)),
+                    };
+                }
+            }
+        };
+        let mut used = 0;
+        while used < units {
+            let Some(value) = values.next() else {
+                chan.return_units(units - used);
+                return Ok((sent + used, true));
+            };
+            used += 1;
+            // SAFETY: one of the reserved units is ours; the producer-side
+            // contract is forwarded from the caller (and pushes through
+            // units may race with each other).
+            if let Err(SendError(value)) = unsafe { chan.push_reserved(value) } {
+                chan.return_units(units - used);
+                return Err(SendError(value));
+            }
+        }
+        sent += used;
+    }
 }

@@ -205,6 +205,103 @@ impl<F: Flavour<Senders = One>> Sender<F> {
         unsafe { self.chan.send_blocking(value, crate::deadline(timeout)) }
     }
 
+    /// Sends values taken from `values` while there is room now, reserving
+    /// room for a batch of them in one step; a value is taken from the
+    /// iterator only once its slot is reserved, so what could not be sent
+    /// stays in the iterator. Returns how many were sent.
+    ///
+    /// # Errors
+    ///
+    /// [`SendError`] with the value in hand when the channel is closed (or
+    /// every receiver is gone); the values before it were sent.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::spsc;
+    ///
+    /// let (mut tx, mut rx) = spsc::bounded::<u32, 4>();
+    /// let mut values = 0..10;
+    /// assert_eq!(tx.try_send_many(&mut values), Ok(4));
+    /// assert_eq!(values.next(), Some(4), "the rest stays in the iterator");
+    /// assert_eq!(rx.try_recv(), Ok(0));
+    /// ```
+    pub fn try_send_many<I: Iterator<Item = F::Item>>(
+        &mut self,
+        values: &mut I,
+    ) -> Result<usize, SendError<F::Item>> {
+        // SAFETY: `&mut self` on the only sender.
+        unsafe { crate::batch::send_from(&self.chan, values) }.map(|(sent, _)| sent)
+    }
+
+    /// Sends every value of `values`, in batches where there is room,
+    /// waiting in line for room when there is none. Returns how many were
+    /// sent.
+    ///
+    /// # Errors
+    ///
+    /// [`SendError`] with the value in hand when the channel is closed (or
+    /// every receiver is gone); the values before it were sent, those after
+    /// it stay in the iterator.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future stops the batch: values already sent stay sent,
+    /// values not yet taken stay in the iterator; a slot granted to it is
+    /// passed on. Only a value taken for a slot being waited for can be lost
+    /// with the future; none is, since the slot is reserved before the value
+    /// is taken.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use asyncband::spsc;
+    ///
+    /// let (mut tx, mut rx) = spsc::bounded::<u32, 4>();
+    /// let consumer = tokio::spawn(async move {
+    ///     let mut sum = 0;
+    ///     while let Ok(v) = rx.recv().await {
+    ///         sum += v;
+    ///     }
+    ///     sum
+    /// });
+    /// assert_eq!(tx.send_many(&mut (1..=100)).await, Ok(100));
+    /// drop(tx);
+    /// assert_eq!(consumer.await.unwrap(), 5050);
+    /// # }
+    /// ```
+    pub async fn send_many<I: Iterator<Item = F::Item>>(
+        &mut self,
+        values: &mut I,
+    ) -> Result<usize, SendError<F::Item>> {
+        let mut sent = 0;
+        loop {
+            // SAFETY: `&mut self` on the only sender, held by the future.
+            let (batch, done) = unsafe { crate::batch::send_from(&self.chan, values) }?;
+            sent += batch;
+            if done {
+                return Ok(sent);
+            }
+            // Full: wait in line for one slot, then fill it and carry on.
+            // SAFETY: as above.
+            let reserve = unsafe { Reserve::new(&*self.chan, 1) };
+            if reserve.await.is_err() {
+                return match values.next() {
+                    Some(value) => Err(SendError(value)),
+                    None => Ok(sent),
+                };
+            }
+            let Some(value) = values.next() else {
+                self.chan.return_units(1);
+                return Ok(sent);
+            };
+            // SAFETY: the reservation above holds one unit; as above.
+            unsafe { self.chan.push_reserved(value) }?;
+            sent += 1;
+        }
+    }
+
     /// Closes the channel: sends fail from now on, the receiver drains what
     /// was sent and then sees the channel closed. Returns true if this call
     /// closed it.
