@@ -916,8 +916,8 @@ impl<T, const CAP: usize, P: Arity, C: Arity> Drop for Ring<T, CAP, P, C> {
 
 impl<T, const CAP: usize, P: Arity, C: Arity> std::fmt::Debug for Ring<T, CAP, P, C> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // ORDERING: Relaxed; a diagnostic snapshot.
-        let word = self.tail.word.load(Ordering::Relaxed);
+        // ORDERING: SeqCst; a diagnostic snapshot as current as any query.
+        let word = self.tail.word.load_sc();
         let mut out = f.debug_struct("Ring");
         out.field("capacity", &CAP);
         if P::MANY {
@@ -929,8 +929,7 @@ impl<T, const CAP: usize, P: Arity, C: Arity> std::fmt::Debug for Ring<T, CAP, P
             out.field("tail", &word)
                 .field("closed", &self.boundary.is_closed());
         }
-        // ORDERING: Relaxed; a diagnostic snapshot.
-        out.field("head", &self.head.word.load(Ordering::Relaxed));
+        out.field("head", &self.head_pos());
         out.finish_non_exhaustive()
     }
 }
