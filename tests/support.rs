@@ -9,7 +9,13 @@
 //! - [`scale`]: message counts, multiplied by `ASYNCBAND_STRESS`.
 //! - [`current_thread`] and [`multi_thread`]: tokio runtimes with timers.
 //! - [`assert_delivered_once_in_producer_order`]: the exactly-once check of
-//!   the many-producer, many-consumer scenarios.
+//!   the many-producer, many-consumer scenarios;
+//!   [`assert_received_exactly_the_accepted`] the same when only some sends
+//!   were accepted (closes, timeouts, cancellations).
+//! - [`XorShift`], [`test_seed`] and [`SeedReport`]: a seeded generator for
+//!   randomized tests, whose seed is printed when the test fails.
+//! - [`silence_planned_panics`]: keeps the panics a test causes on purpose
+//!   (payloads whose `Drop` panics) out of the output.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -328,4 +334,187 @@ pub fn assert_delivered_once_in_producer_order(
             );
         }
     }
+}
+
+/// Checks the outcome of a run where only some sends were accepted:
+/// `received[c]` is what consumer `c` got, in order, as `(producer,
+/// sequence)` pairs, and `accepted[p]` the sequences producer `p`'s sends
+/// that returned `Ok`, in the order it sent them. Panics unless every
+/// accepted value was received exactly once, nothing else was received, and
+/// each consumer saw each producer's values in the order they were sent.
+pub fn assert_received_exactly_the_accepted(received: &[Vec<(usize, u64)>], accepted: &[Vec<u64>]) {
+    let producers = accepted.len();
+    for (consumer, values) in received.iter().enumerate() {
+        let mut last: HashMap<usize, u64> = HashMap::new();
+        for &(producer, seq) in values {
+            assert!(
+                producer < producers,
+                "consumer {consumer} got a value of producer {producer}"
+            );
+            if let Some(&previous) = last.get(&producer) {
+                assert!(
+                    seq > previous,
+                    "consumer {consumer} got producer {producer}'s value {seq} after {previous}"
+                );
+            }
+            last.insert(producer, seq);
+        }
+    }
+    for (producer, sent) in accepted.iter().enumerate() {
+        let mut got: Vec<u64> = received
+            .iter()
+            .flatten()
+            .filter(|&&(p, _)| p == producer)
+            .map(|&(_, seq)| seq)
+            .collect();
+        got.sort_unstable();
+        if got != *sent {
+            let missing: Vec<u64> = sent
+                .iter()
+                .copied()
+                .filter(|seq| got.binary_search(seq).is_err())
+                .collect();
+            let mut extra = got.clone();
+            extra.retain(|seq| sent.binary_search(seq).is_err());
+            let mut twice = got.clone();
+            twice.dedup();
+            panic!(
+                "producer {producer}: {} sends accepted, {} received; accepted but never \
+                 received: {missing:?}; received but never accepted: {extra:?}; received \
+                 more than once: {}",
+                sent.len(),
+                got.len(),
+                got.len() - twice.len()
+            );
+        }
+    }
+}
+
+/// A small seeded pseudo-random generator (xorshift64*), so a randomized
+/// test can be replayed from its seed.
+///
+/// # Examples
+///
+/// ```
+/// use asyncband_tests::XorShift;
+///
+/// let (mut a, mut b) = (XorShift::new(7), XorShift::new(7));
+/// assert_eq!(a.next_u64(), b.next_u64());
+/// assert!(a.below(10) < 10);
+/// ```
+#[derive(Debug, Clone)]
+pub struct XorShift(u64);
+
+impl XorShift {
+    /// A generator started from `seed` (any value, zero included).
+    pub fn new(seed: u64) -> Self {
+        // splitmix64 of the seed: nearby seeds give unrelated streams, and
+        // the state is never zero.
+        let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        Self((z ^ (z >> 31)) | 1)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// A number in `0..n`; `n` must not be zero.
+    pub fn below(&mut self, n: u64) -> u64 {
+        assert!(n > 0, "below(0)");
+        self.next_u64() % n
+    }
+
+    /// An index in `0..n`; `n` must not be zero.
+    pub fn index(&mut self, n: usize) -> usize {
+        self.below(n as u64) as usize
+    }
+
+    /// A number in `low..=high`.
+    pub fn between(&mut self, low: u64, high: u64) -> u64 {
+        low + self.below(high - low + 1)
+    }
+
+    /// True with probability `percent` / 100.
+    pub fn percent(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+
+    /// A generator for another thread or task, derived from this one.
+    pub fn fork(&mut self) -> Self {
+        Self::new(self.next_u64())
+    }
+}
+
+/// The seed of a randomized test: `ASYNCBAND_SEED` when set (to replay a
+/// failure), else a fresh one from the clock.
+pub fn test_seed() -> u64 {
+    std::env::var("ASYNCBAND_SEED")
+        .ok()
+        .and_then(|seed| seed.parse().ok())
+        .unwrap_or_else(|| {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default();
+            now.as_secs() ^ u64::from(now.subsec_nanos()).rotate_left(32)
+        })
+}
+
+/// Prints its seed if it is dropped while the thread panics: keep one alive
+/// for the length of a randomized test, so a failure says how to replay it.
+#[derive(Debug)]
+pub struct SeedReport {
+    what: String,
+    seed: u64,
+}
+
+impl SeedReport {
+    /// A report of `seed` for the test (or sequence) `what`.
+    pub fn new(what: impl Into<String>, seed: u64) -> Self {
+        Self {
+            what: what.into(),
+            seed,
+        }
+    }
+}
+
+impl Drop for SeedReport {
+    fn drop(&mut self) {
+        if thread::panicking() {
+            eprintln!(
+                "{} failed with seed {}: replay with ASYNCBAND_SEED={}",
+                self.what, self.seed, self.seed
+            );
+        }
+    }
+}
+
+/// The message of the panics tests cause on purpose; see
+/// [`silence_planned_panics`].
+pub const PLANNED_PANIC: &str = "planned panic in a payload's drop";
+
+/// Installs (once per process) a panic hook that prints nothing for panics
+/// whose message is [`PLANNED_PANIC`] and hands every other panic to the
+/// hook that was there before, so tests that run in parallel keep their
+/// messages.
+pub fn silence_planned_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let message = info
+                .payload()
+                .downcast_ref::<&str>()
+                .copied()
+                .or_else(|| info.payload().downcast_ref::<String>().map(String::as_str));
+            if message != Some(PLANNED_PANIC) {
+                previous(info);
+            }
+        }));
+    });
 }

@@ -419,9 +419,12 @@ impl<S: Storage> Chan<S> {
         if self.receivers.fetch_sub(1, Ordering::AcqRel) == 1 {
             // SAFETY: not the producer; `close(false)` has no contract.
             unsafe { self.storage.close(false) };
+            // Waiters are woken after the drain, so a woken sender sees the
+            // queued values already dropped; the guard wakes them even when
+            // a value's `Drop` panics and unwinds out of the drain.
+            let _wake = WakeAllOnDrop(self);
             // SAFETY: closed, and we are the last consumer.
             unsafe { self.storage.drain() };
-            self.wake_all();
         }
     }
 }
@@ -435,6 +438,15 @@ where
     pub fn try_send(&self, value: S::Item) -> Result<(), TrySendError<S::Item>> {
         // SAFETY: many producers may push concurrently.
         unsafe { self.try_send_unchecked(value) }
+    }
+}
+
+/// Wakes every waiter of a channel when dropped, also during unwinding.
+struct WakeAllOnDrop<'a, S: Storage>(&'a Chan<S>);
+
+impl<S: Storage> Drop for WakeAllOnDrop<'_, S> {
+    fn drop(&mut self) {
+        self.0.wake_all();
     }
 }
 
