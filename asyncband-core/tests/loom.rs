@@ -362,6 +362,41 @@ fn a_granted_reservation_races_with_a_receive_and_a_cancel() {
     });
 }
 
+#[test]
+fn a_waiting_reservation_races_with_the_last_receiver_dropping() {
+    loom::model(|| {
+        let chan = Chan::<Ring<u32, 1, Many, One>>::new();
+        chan.try_send(0).unwrap();
+        let reserver = {
+            let chan = chan.clone();
+            thread::spawn(move || {
+                // SAFETY: many producers.
+                match unsafe { chan.reserve_blocking(1, None) } {
+                    // Granted the slot the receive freed: the send through
+                    // it lands before the receiver goes or hands the value
+                    // back; either way the unit is spent or returned.
+                    // SAFETY: we hold the unit just reserved.
+                    Ok(()) => unsafe { chan.push_reserved(7) }.map_err(|e| e.0),
+                    Err(_) => Err(7),
+                }
+            })
+        };
+        // The receiver takes the queued value, which may grant its slot to
+        // the waiting reservation, and goes away.
+        // SAFETY: the only consumer.
+        assert_eq!(unsafe { chan.try_recv() }.ok(), Some(0));
+        // SAFETY: the only consumer, going away.
+        unsafe { chan.drop_receiver() };
+        // The reservation wakes (it cannot wait forever): either it sent
+        // before the receiver went (and the drop drained the value) or the
+        // value comes back. No unit of capacity is left held either way.
+        let sent = reserver.join().unwrap();
+        assert!(matches!(sent, Ok(()) | Err(7)), "{sent:?}");
+        assert_eq!(chan.storage().reserved(), 0);
+        assert_eq!(chan.storage().len(), 0);
+    });
+}
+
 fn close_racing_with_send<S: Storage<Item = u32> + Send + Sync + 'static>() {
     loom::model(|| {
         let chan = Chan::<S>::new();

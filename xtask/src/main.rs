@@ -36,6 +36,7 @@ const LOOM_QUICK: &[&str] = &[
     "a_permit_dropped_while_a_sender_waits_wakes_it",
     "close_racing_with_send_never_loses_an_accepted_value",
     "dropping_the_last_receiver_drops_queued_values_exactly_once",
+    "a_waiting_reservation_races_with_the_last_receiver_dropping",
 ];
 
 fn main() -> ExitCode {
