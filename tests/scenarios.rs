@@ -109,7 +109,7 @@ macro_rules! every_flavour {
             let (mut sent, mut received) = (0u64, 0u64);
             // Bursts of varying length wrap the ring and cross list blocks.
             for burst in [1, ROOM, 3, ROOM - 1, 2, ROOM, ROOM / 2, 1, ROOM] {
-                let burst = burst.min(ROOM - (sent - received) as usize);
+                let burst = burst.min(ROOM - usize::try_from(sent - received).unwrap());
                 for _ in 0..burst {
                     tx.try_send(sent).unwrap();
                     sent += 1;
@@ -199,7 +199,9 @@ macro_rules! every_flavour {
                         })
                     })
                     .collect();
-                producers.into_iter().for_each(|p| p.join().unwrap());
+                for p in producers {
+                    p.join().unwrap();
+                }
                 consumers
                     .into_iter()
                     .map(|c| c.join().unwrap())
@@ -724,7 +726,9 @@ macro_rules! every_flavour {
                     // Not drained: whatever is queued or in flight is the
                     // channel's to drop.
                     drop(rx);
-                    producers.into_iter().for_each(|p| p.join().unwrap());
+                    for p in producers {
+                        p.join().unwrap();
+                    }
                     assert_eq!(
                         ledger.live(),
                         0,
@@ -836,7 +840,9 @@ macro_rules! every_flavour {
                         })
                     })
                     .collect();
-                producers.into_iter().for_each(|p| p.join().unwrap());
+                for p in producers {
+                    p.join().unwrap();
+                }
                 consumers
                     .into_iter()
                     .map(|c| c.join().unwrap())

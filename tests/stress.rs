@@ -242,10 +242,10 @@ macro_rules! every_flavour {
                         Err(RecvTimeoutError::Disconnected) => return false,
                     }
                 },
-                3 => rx.recv_many_blocking(got, rng.between(1, 8) as usize) > 0,
+                3 => rx.recv_many_blocking(got, 1 + rng.index(8)) > 0,
                 4 => {
                     for _ in 0..8 {
-                        if rx.try_recv_many(got, rng.between(1, 8) as usize) > 0 {
+                        if rx.try_recv_many(got, 1 + rng.index(8)) > 0 {
                             return true;
                         }
                         thread::yield_now();
@@ -292,7 +292,7 @@ macro_rules! every_flavour {
         ) -> bool {
             match rng.below(3) {
                 0 => rx.recv().await.map(|value| got.push(value)).is_ok(),
-                1 => rx.recv_many(got, rng.between(1, 8) as usize).await > 0,
+                1 => rx.recv_many(got, 1 + rng.index(8)).await > 0,
                 _ => {
                     for _ in 0..4 {
                         match rx.try_recv() {
@@ -486,6 +486,10 @@ macro_rules! every_flavour {
         // ---- close and drop racing with sends -------------------------------
 
         #[test]
+        #[allow(
+            clippy::too_many_lines,
+            reason = "one race scenario with its checks, best read top to bottom"
+        )]
         fn every_send_that_returned_ok_is_received_when_close_races_with_sends() {
             let per_producer = 400u64;
             let rounds = scale(6);
@@ -661,7 +665,9 @@ macro_rules! every_flavour {
                         .map(|(consumer, mut rx)| {
                             let mut rng = rng.fork();
                             let keep = survivor && consumer == CONSUMERS - 1;
-                            let quota = rng.below(per_producer * PRODUCERS as u64 / 2) as usize;
+                            let quota =
+                                usize::try_from(rng.below(per_producer * PRODUCERS as u64 / 2))
+                                    .expect("quota fits in usize");
                             thread::spawn(move || {
                                 let mut got = Vec::new();
                                 while (keep || got.len() < quota)
@@ -1028,7 +1034,7 @@ macro_rules! bounded {
                     () = cancel.wait() => None,
                 },
                 _ => {
-                    let n = rng.between(1, CAP as u64) as usize;
+                    let n = 1 + rng.index(CAP);
                     tokio::select! {
                         biased;
                         permits = tx.reserve_many(n) => Some(match permits {

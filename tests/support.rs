@@ -39,6 +39,7 @@ pub const DEFAULT_LIMIT: Duration = Duration::from_secs(60);
 /// ```
 /// assert!(asyncband_tests::scale(10) >= 10);
 /// ```
+#[must_use]
 pub fn scale(n: usize) -> usize {
     let factor = std::env::var("ASYNCBAND_STRESS")
         .ok()
@@ -52,13 +53,17 @@ fn limit() -> Duration {
     std::env::var("ASYNCBAND_TEST_LIMIT_SECS")
         .ok()
         .and_then(|secs| secs.parse().ok())
-        .map(Duration::from_secs)
-        .unwrap_or(DEFAULT_LIMIT)
+        .map_or(DEFAULT_LIMIT, Duration::from_secs)
 }
 
 /// Runs `scenario` on a fresh thread and returns its result; re-raises its
 /// panic. If it does not finish within [`DEFAULT_LIMIT`] the test fails with
 /// a message naming the likely cause (the stuck thread is left behind).
+///
+/// # Panics
+///
+/// If `scenario` panics (the panic is re-raised), if it does not finish in
+/// time, or if its thread cannot be spawned.
 ///
 /// # Examples
 ///
@@ -92,6 +97,10 @@ pub fn within<R: Send + 'static>(scenario: impl FnOnce() -> R + Send + 'static) 
 
 /// Polls `condition` every millisecond until it holds; panics after
 /// `limit`. For waiting on another thread's progress without a channel.
+///
+/// # Panics
+///
+/// If `condition` does not hold within `limit`.
 pub fn wait_until(limit: Duration, what: &str, mut condition: impl FnMut() -> bool) {
     let start = std::time::Instant::now();
     while !condition() {
@@ -104,6 +113,11 @@ pub fn wait_until(limit: Duration, what: &str, mut condition: impl FnMut() -> bo
 }
 
 /// A tokio runtime on the current thread, with timers.
+///
+/// # Panics
+///
+/// If the runtime cannot be built.
+#[must_use]
 pub fn current_thread() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_time()
@@ -112,6 +126,11 @@ pub fn current_thread() -> tokio::runtime::Runtime {
 }
 
 /// A tokio runtime with `workers` worker threads, with timers.
+///
+/// # Panics
+///
+/// If the runtime cannot be built (for instance, `workers` is zero).
+#[must_use]
 pub fn multi_thread(workers: usize) -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(workers)
@@ -142,6 +161,7 @@ pub struct Ledger {
 
 impl Ledger {
     /// An empty ledger.
+    #[must_use]
     pub fn new() -> Arc<Self> {
         Arc::new(Self {
             drops: Mutex::new(Vec::new()),
@@ -150,6 +170,10 @@ impl Ledger {
     }
 
     /// A new value, with the next id (0, 1, 2, …).
+    ///
+    /// # Panics
+    ///
+    /// If a thread panicked while holding the ledger's lock.
     pub fn track(self: &Arc<Self>) -> Tracked {
         let mut drops = self.drops.lock().unwrap();
         drops.push(0);
@@ -160,6 +184,10 @@ impl Ledger {
     }
 
     /// Values made so far.
+    ///
+    /// # Panics
+    ///
+    /// If a thread panicked while holding the ledger's lock.
     pub fn created(&self) -> usize {
         self.drops.lock().unwrap().len()
     }
@@ -170,6 +198,11 @@ impl Ledger {
     }
 
     /// Values made and not dropped yet.
+    ///
+    /// # Panics
+    ///
+    /// If more drops than values were recorded (a value was dropped twice),
+    /// or the ledger's lock is poisoned.
     pub fn live(&self) -> usize {
         let created = self.created();
         let dropped = self.dropped();
@@ -181,12 +214,20 @@ impl Ledger {
     }
 
     /// How many times the value `id` was dropped.
+    ///
+    /// # Panics
+    ///
+    /// If no value `id` was made, or the ledger's lock is poisoned.
     pub fn drops_of(&self, id: usize) -> u32 {
         self.drops.lock().unwrap()[id]
     }
 
     /// Panics unless every value made was dropped exactly once, naming the
     /// ones that were not.
+    ///
+    /// # Panics
+    ///
+    /// As above, and if the ledger's lock is poisoned.
     pub fn assert_each_dropped_once(&self) {
         let drops = self.drops.lock().unwrap();
         let never: Vec<usize> = (0..drops.len()).filter(|&id| drops[id] == 0).collect();
@@ -217,6 +258,7 @@ pub struct Tracked {
 
 impl Tracked {
     /// The id the ledger gave this value.
+    #[must_use]
     pub fn id(&self) -> usize {
         self.id
     }
@@ -265,6 +307,7 @@ pub struct WakeCounter {
 
 impl WakeCounter {
     /// A counter at zero.
+    #[must_use]
     pub fn new() -> Arc<Self> {
         Arc::new(Self::default())
     }
@@ -275,6 +318,7 @@ impl WakeCounter {
     }
 
     /// Wakes so far.
+    #[must_use]
     pub fn wakes(&self) -> usize {
         self.wakes.load(Ordering::SeqCst)
     }
@@ -301,6 +345,10 @@ impl Wake for WakeCounter {
 /// producer having sent sequences `0..per_producer`. Panics unless every
 /// value was received exactly once and each consumer saw each producer's
 /// values in increasing order.
+///
+/// # Panics
+///
+/// As above.
 pub fn assert_delivered_once_in_producer_order(
     received: &[Vec<(usize, u64)>],
     producers: usize,
@@ -322,9 +370,10 @@ pub fn assert_delivered_once_in_producer_order(
             last.insert(producer, seq);
         }
     }
-    let mut seen = vec![vec![0u32; per_producer as usize]; producers];
+    let per_producer = usize::try_from(per_producer).expect("per_producer fits in usize");
+    let mut seen = vec![vec![0u32; per_producer]; producers];
     for &(producer, seq) in received.iter().flatten() {
-        seen[producer][seq as usize] += 1;
+        seen[producer][usize::try_from(seq).expect("seq fits in usize")] += 1;
     }
     for (producer, counts) in seen.iter().enumerate() {
         for (seq, &count) in counts.iter().enumerate() {
@@ -342,6 +391,10 @@ pub fn assert_delivered_once_in_producer_order(
 /// that returned `Ok`, in the order it sent them. Panics unless every
 /// accepted value was received exactly once, nothing else was received, and
 /// each consumer saw each producer's values in the order they were sent.
+///
+/// # Panics
+///
+/// As above.
 pub fn assert_received_exactly_the_accepted(received: &[Vec<(usize, u64)>], accepted: &[Vec<u64>]) {
     let producers = accepted.len();
     for (consumer, values) in received.iter().enumerate() {
@@ -407,6 +460,7 @@ pub struct XorShift(u64);
 
 impl XorShift {
     /// A generator started from `seed` (any value, zero included).
+    #[must_use]
     pub fn new(seed: u64) -> Self {
         // splitmix64 of the seed: nearby seeds give unrelated streams, and
         // the state is never zero.
@@ -424,13 +478,25 @@ impl XorShift {
         self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
 
-    /// A number in `0..n`; `n` must not be zero.
+    /// A number in `0..n`.
+    ///
+    /// # Panics
+    ///
+    /// If `n` is zero.
     pub fn below(&mut self, n: u64) -> u64 {
         assert!(n > 0, "below(0)");
         self.next_u64() % n
     }
 
-    /// An index in `0..n`; `n` must not be zero.
+    /// An index in `0..n`.
+    ///
+    /// # Panics
+    ///
+    /// If `n` is zero.
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "the result is below `n`, a `usize`"
+    )]
     pub fn index(&mut self, n: usize) -> usize {
         self.below(n as u64) as usize
     }
@@ -446,6 +512,7 @@ impl XorShift {
     }
 
     /// A generator for another thread or task, derived from this one.
+    #[must_use]
     pub fn fork(&mut self) -> Self {
         Self::new(self.next_u64())
     }
@@ -453,6 +520,7 @@ impl XorShift {
 
 /// The seed of a randomized test: `ASYNCBAND_SEED` when set (to replay a
 /// failure), else a fresh one from the clock.
+#[must_use]
 pub fn test_seed() -> u64 {
     std::env::var("ASYNCBAND_SEED")
         .ok()

@@ -33,7 +33,7 @@ pub trait Arity: sealed::Sealed + Send + Sync + Sized + 'static {
 
     /// The per-slot publication word this arity needs on the producer side:
     /// many producers publish through slot stamps, one producer through its
-    /// index (see [`crate::slot`]).
+    /// index (see the private `slot` module).
     type Stamp: Stamp;
 }
 

@@ -99,6 +99,7 @@ fn exactly(mut n: usize) -> impl FnMut(usize) -> usize {
 
 impl<S: Storage> Chan<S> {
     /// A new open channel with one sender and one receiver counted.
+    #[must_use]
     pub fn new() -> Arc<Self> {
         Arc::new(Self {
             storage: S::new(),
@@ -171,6 +172,11 @@ impl<S: Storage> Chan<S> {
 
     /// Pushes through a held unit and notifies a receiver.
     ///
+    /// # Errors
+    ///
+    /// Hands `value` back in a [`SendError`] when the channel is closed; the
+    /// unit is released.
+    ///
     /// # Safety
     ///
     /// The caller holds a unit; single-producer contract of
@@ -187,6 +193,12 @@ impl<S: Storage> Chan<S> {
     }
 
     /// Sends `value` if there is capacity now.
+    ///
+    /// # Errors
+    ///
+    /// Hands `value` back in [`TrySendError::Full`] when no capacity is free
+    /// or senders are queued ahead, and in [`TrySendError::Disconnected`]
+    /// when the channel is closed.
     ///
     /// # Safety
     ///
@@ -207,6 +219,13 @@ impl<S: Storage> Chan<S> {
     }
 
     /// Receives the next value if one is ready.
+    ///
+    /// # Errors
+    ///
+    /// [`TryRecvError::Empty`] when no value is ready (also when the next
+    /// value is still being written after a short spin), and
+    /// [`TryRecvError::Disconnected`] when the channel is closed and every
+    /// value sent before the close was received.
     ///
     /// # Safety
     ///
@@ -240,6 +259,12 @@ impl<S: Storage> Chan<S> {
 
     /// Sends `value`, parking the thread while the channel is full, until
     /// `deadline` if there is one.
+    ///
+    /// # Errors
+    ///
+    /// Hands `value` back in [`SendTimeoutError::Timeout`] when `deadline`
+    /// passes before capacity is free, and in
+    /// [`SendTimeoutError::Disconnected`] when the channel is closed.
     ///
     /// # Safety
     ///
@@ -284,6 +309,12 @@ impl<S: Storage> Chan<S> {
 
     /// Receives a value, parking the thread while the channel is empty,
     /// until `deadline` if there is one.
+    ///
+    /// # Errors
+    ///
+    /// [`RecvTimeoutError::Timeout`] when `deadline` passes before a value
+    /// arrives, and [`RecvTimeoutError::Disconnected`] when the channel is
+    /// closed and every value sent before the close was received.
     ///
     /// # Safety
     ///
@@ -434,6 +465,13 @@ where
     S::Senders: MultiProducer,
 {
     /// Sends `value` if there is capacity now (many producers: always safe).
+    ///
+    /// # Errors
+    ///
+    /// As [`Chan::try_send_unchecked`]: [`TrySendError::Full`] when no
+    /// capacity is free or senders are queued ahead, and
+    /// [`TrySendError::Disconnected`] when the channel is closed; either way
+    /// `value` is handed back.
     #[inline]
     pub fn try_send(&self, value: S::Item) -> Result<(), TrySendError<S::Item>> {
         // SAFETY: many producers may push concurrently.
@@ -458,6 +496,12 @@ impl MultiProducer for crate::arity::Many {}
 impl<S: Storage> Chan<S> {
     /// Reserves `n` units of capacity now, for permits.
     ///
+    /// # Errors
+    ///
+    /// [`TrySendError::Full`] when fewer than `n` units are free or senders
+    /// are queued ahead, and [`TrySendError::Disconnected`] when the channel
+    /// is closed.
+    ///
     /// # Safety
     ///
     /// Single-producer contract (module docs).
@@ -472,6 +516,12 @@ impl<S: Storage> Chan<S> {
 
     /// Reserves `n` units (`1 <= n <= CAP`), parking the thread while the
     /// channel is full, until `deadline` if there is one.
+    ///
+    /// # Errors
+    ///
+    /// [`SendTimeoutError::Timeout`] when `deadline` passes before `n` units
+    /// are granted, and [`SendTimeoutError::Disconnected`] when the channel
+    /// is closed.
     ///
     /// # Safety
     ///

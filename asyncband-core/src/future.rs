@@ -41,6 +41,10 @@ impl<S: Storage> Chan<S> {
     /// Polls a send of `*value` (taken on completion, left in place while
     /// pending).
     ///
+    /// # Panics
+    ///
+    /// If `*value` is `None`: the send was polled after it completed.
+    ///
     /// # Safety
     ///
     /// Single-producer contract of [`Chan`]; `node` stays pinned, is used
@@ -327,6 +331,7 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Send<S, H> {
     }
 
     /// Cancels the future and takes back the value if it was not sent.
+    #[must_use = "the value that was not sent is handed back; ignoring it drops it"]
     pub fn take_value(self: Pin<&mut Self>) -> Option<S::Item> {
         // SAFETY: `node` is never moved out of the pinned future; the other
         // fields are not structurally pinned.
@@ -334,8 +339,8 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Send<S, H> {
         // SAFETY: the node is pinned (we are) and only used with this chan.
         unsafe {
             this.chan
-                .cancel_send(Pin::new_unchecked(&this.node), &mut this.registered)
-        };
+                .cancel_send(Pin::new_unchecked(&this.node), &mut this.registered);
+        }
         this.value.take()
     }
 }
@@ -365,8 +370,8 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Drop for Send<S, H> {
         // pinned; it was only used with this channel.
         unsafe {
             self.chan
-                .cancel_send(Pin::new_unchecked(&self.node), &mut self.registered)
-        };
+                .cancel_send(Pin::new_unchecked(&self.node), &mut self.registered);
+        }
     }
 }
 
@@ -429,8 +434,8 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Drop for Recv<S, H> {
         // SAFETY: dropped in place, so still pinned; only used with this chan.
         unsafe {
             self.chan
-                .cancel_recv(Pin::new_unchecked(&self.node), &mut self.registered)
-        };
+                .cancel_recv(Pin::new_unchecked(&self.node), &mut self.registered);
+        }
     }
 }
 
@@ -507,8 +512,8 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Drop for Reserve<S, H> {
         // SAFETY: dropped in place, so still pinned; only used with this chan.
         unsafe {
             self.chan
-                .cancel_send(Pin::new_unchecked(&self.node), &mut self.registered)
-        };
+                .cancel_send(Pin::new_unchecked(&self.node), &mut self.registered);
+        }
     }
 }
 
@@ -517,7 +522,7 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> fmt::Debug for Reserve<S, H> {
         f.debug_struct("Reserve")
             .field("units", &self.n)
             .field("waiting", &self.registered)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -562,8 +567,8 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Drop for Closed<S, H> {
         // SAFETY: dropped in place, so still pinned; only used with this chan.
         unsafe {
             self.chan
-                .cancel_closed(Pin::new_unchecked(&self.node), &mut self.registered)
-        };
+                .cancel_closed(Pin::new_unchecked(&self.node), &mut self.registered);
+        }
     }
 }
 
@@ -571,6 +576,6 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> fmt::Debug for Closed<S, H> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Closed")
             .field("waiting", &self.registered)
-            .finish()
+            .finish_non_exhaustive()
     }
 }

@@ -5,8 +5,8 @@
 //! Both ends walk an *index* that counts `LAP = BLOCK + 1` values per block:
 //! offsets `0..BLOCK` name the block's slots, and offset `BLOCK` is a
 //! sentinel meaning "this block is used up and the end is moving to the
-//! next one". Slot states are tagged with the index (see [`crate::slot`]), so
-//! a recycled block needs no reset.
+//! next one". Slot states are tagged with the index (see the private `slot`
+//! module), so a recycled block needs no reset.
 //!
 //! # Producers
 //!
@@ -20,7 +20,8 @@
 //! freed safely. The next block is taken from the pool (or allocated)
 //! *before* the last slot is claimed, so the sentinel lasts only a couple of
 //! stores. A single producer owns its index and publishes it with a `SeqCst`
-//! store, like the ring, and closes through a [`Boundary`].
+//! store, like the ring, and closes through a `Boundary` (private `boundary`
+//! module).
 //!
 //! # Consumers
 //!
@@ -95,6 +96,10 @@ struct Block<T, S> {
 }
 
 impl<T, S: Stamp> Block<T, S> {
+    #[allow(
+        clippy::unnecessary_box_returns,
+        reason = "every caller wants the block on the heap (`Box::into_raw`); boxing here keeps it that way"
+    )]
     fn new() -> Box<Self> {
         Box::new(Self {
             slots: std::array::from_fn(|_| Slot::new(0)),
@@ -303,7 +308,7 @@ impl<T, P: Arity, C: Arity> List<T, P, C> {
     /// # Safety
     ///
     /// The caller claimed `index`, which lives in `block`.
-    unsafe fn write(&self, block: *mut Block<T, P::Stamp>, index: u64, value: T) {
+    unsafe fn write(block: *mut Block<T, P::Stamp>, index: u64, value: T) {
         // SAFETY: the claimed slot belongs to the caller until published.
         let slot = unsafe { &(*block).slots[(index % LAP) as usize] };
         // SAFETY: as above; the slot holds no value.
@@ -337,7 +342,7 @@ impl<T, P: Arity, C: Arity> List<T, P, C> {
         // SAFETY: the single producer.
         let fenced = unsafe { self.fence.fenced() };
         // SAFETY: the single producer owns `index`, in `block`.
-        unsafe { self.write(block, index, value) };
+        unsafe { Self::write(block, index, value) };
         // Releases the value (and the link) to the consumer; when fenced,
         // the notifier half of the race with a waiting consumer and with a
         // receiver-side close.
@@ -554,7 +559,7 @@ unsafe impl<T, P: Arity, C: Arity> Storage for List<T, P, C> {
         match self.claim() {
             Ok((index, block)) => {
                 // SAFETY: `index` was claimed in `block`.
-                unsafe { self.write(block, index, value) };
+                unsafe { Self::write(block, index, value) };
                 Ok(())
             }
             Err(()) => Err(PushError::Closed(value)),
@@ -645,6 +650,10 @@ unsafe impl<T, P: Arity, C: Arity> Storage for List<T, P, C> {
         self.tail.index.load_sc() & CLOSED != 0
     }
 
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "every value counted sits in an allocated block, so the count fits in `usize`"
+    )]
     fn len(&self) -> usize {
         // ORDERING: SeqCst; a query.
         let head = position(self.head.index.load_sc());
@@ -818,7 +827,7 @@ mod tests {
             let spsc = List::<Arc<()>, One, One>::new();
             // SAFETY: single-threaded.
             unsafe {
-                for _ in 0..(3 * BLOCK + 1) {
+                for _ in 0..=(3 * BLOCK) {
                     list.try_push(Arc::clone(&live)).unwrap();
                     spsc.try_push(Arc::clone(&live)).unwrap();
                 }

@@ -44,7 +44,7 @@ static SPINNING: StdAtomicUsize = StdAtomicUsize::new(0);
 
 fn cores() -> usize {
     static CORES: OnceLock<usize> = OnceLock::new();
-    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get))
 }
 
 /// The spin schedule a blocking operation runs through before it registers
@@ -74,6 +74,7 @@ pub struct Backoff {
 impl Backoff {
     /// A fresh schedule. It costs nothing until a few checks have passed:
     /// a wait that ends quickly never touches the shared spinner count.
+    #[must_use]
     pub const fn new() -> Self {
         Self {
             round: 0,
@@ -194,6 +195,7 @@ fn thread_waker() -> (Waker, StdArc<Unparker>) {
 /// let answer = block_on(pin!(async { 42 }), None);
 /// assert_eq!(answer, Some(42));
 /// ```
+#[must_use = "`None` means the deadline passed and the future must be dropped or polled again"]
 pub fn block_on<F: Future>(
     mut future: Pin<&mut F>,
     deadline: Option<Instant>,

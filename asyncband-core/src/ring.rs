@@ -15,7 +15,7 @@
 //! `SeqCst` stores are the notifier halves of the store-buffer race (see
 //! [`crate::wait`]): a waiting consumer re-checks the tail, a waiting
 //! producer re-checks the head. Closing goes through a
-//! [`Boundary`](crate::boundary).
+//! `Boundary` (private `boundary` module).
 //!
 //! # Many producers (`mpsc`, `mpmc`)
 //!
@@ -190,6 +190,10 @@ impl<T, const CAP: usize, P: Arity, C: Arity> Ring<T, CAP, P, C> {
     }
 
     #[inline]
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "`pos & MASK < CAP`, which is a `usize`, so the cast is lossless"
+    )]
     fn slot(&self, pos: u64) -> &Slot<T, P::Stamp> {
         // `pos & MASK < CAP`, the array's length: the compiler sees it and
         // drops the bounds check.
@@ -230,6 +234,10 @@ impl<T, const CAP: usize, P: Arity, C: Arity> Ring<T, CAP, P, C> {
     /// room: `full` is the full position of the slot checked, which, with no
     /// units held and `extra == 1`, is the slot the claim will write.
     #[inline]
+    #[allow(
+        clippy::option_option,
+        reason = "an intentional private three-state answer: stale word, no room, or room at a position"
+    )]
     fn room_for(&self, word: u64, extra: u64) -> Option<Option<u64>> {
         let last = Self::pos(word)
             .wrapping_add(Self::units(word))
@@ -635,14 +643,14 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
     unsafe fn peek(&self) -> Option<&T> {
         // ORDERING: Relaxed; the single consumer reads its own head.
         let head = self.head.word.load(Ordering::Relaxed);
-        if !P::MANY {
-            // SAFETY: single consumer (caller's contract).
-            if head >= unsafe { self.readable_end(head) } {
+        if P::MANY {
+            // ORDERING: Acquire pairs with the producer's publish.
+            if self.slot(head).stamp.load(Ordering::Acquire) != readable(head) {
                 return None;
             }
         } else {
-            // ORDERING: Acquire pairs with the producer's publish.
-            if self.slot(head).stamp.load(Ordering::Acquire) != readable(head) {
+            // SAFETY: single consumer (caller's contract).
+            if head >= unsafe { self.readable_end(head) } {
                 return None;
             }
         }
@@ -703,6 +711,10 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
         self.tail.word.load_sc() & Self::CLOSED != 0
     }
 
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "the length never exceeds `CAP`, which is a `usize`"
+    )]
     fn len(&self) -> usize {
         let head = self.head_pos();
         if !P::MANY {
@@ -896,6 +908,10 @@ impl<T, const CAP: usize, P: Arity, C: Arity> Ring<T, CAP, P, C> {
 unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Capacity for Ring<T, CAP, P, C> {
     const CAP: usize = CAP;
 
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "held units never exceed `CAP`, which is a `usize`"
+    )]
     fn reserved(&self) -> usize {
         if !P::MANY {
             // ORDERING: SeqCst; a query.

@@ -29,7 +29,8 @@ pub trait Stamp: Send + Sync + 'static {
     fn load(&self, order: Ordering) -> u64;
     /// Stores the stamp.
     fn store(&self, value: u64, order: Ordering);
-    /// A `SeqCst` load for a store-buffer argument (see [`crate::sync`]).
+    /// A `SeqCst` load for a store-buffer argument (see the private `sync`
+    /// module).
     fn load_seq_cst(&self) -> u64;
     /// A `SeqCst` store for a store-buffer argument.
     fn store_seq_cst(&self, value: u64);

@@ -58,6 +58,12 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
 
     /// Pushes `value` if there is capacity now.
     ///
+    /// # Errors
+    ///
+    /// Hands `value` back in [`PushError::Full`] when no capacity is free or
+    /// senders are queued ahead (never for unbounded storage), and in
+    /// [`PushError::Closed`] when the storage is closed.
+    ///
     /// # Safety
     ///
     /// With a single producer, no other producer-side method runs at the
@@ -65,6 +71,13 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     unsafe fn try_push(&self, value: Self::Item) -> Result<(), PushError<Self::Item>>;
 
     /// Pops the next value.
+    ///
+    /// # Errors
+    ///
+    /// [`PopError::Empty`] when no value is stored and the storage is open,
+    /// [`PopError::Busy`] when the next value is claimed but still being
+    /// written, and [`PopError::Closed`] when the storage is closed and
+    /// drained.
     ///
     /// # Safety
     ///
@@ -139,6 +152,12 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     /// queued ahead (see [`Storage::set_waiting`]). Unbounded storage always
     /// has them, unless closed.
     ///
+    /// # Errors
+    ///
+    /// [`PushError::Full`] when fewer than `n` units are free or senders are
+    /// queued ahead (never for unbounded storage), and [`PushError::Closed`]
+    /// when the storage is closed.
+    ///
     /// # Safety
     ///
     /// Single producer: as for [`Storage::try_push`].
@@ -151,6 +170,10 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
 
     /// Pushes `value` through one held unit, which is consumed. When the
     /// storage is closed the unit is released and the value handed back.
+    ///
+    /// # Errors
+    ///
+    /// Hands `value` back when the storage is closed.
     ///
     /// # Safety
     ///
@@ -190,7 +213,7 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
 /// # Safety
 ///
 /// As for [`Storage`]; in addition the accounting above holds at every
-/// instant, and freeing capacity (popping, [`Capacity::release`]) is a
+/// instant, and freeing capacity (popping, [`Storage::release`]) is a
 /// `SeqCst` operation that waiting senders can pair with.
 pub unsafe trait Capacity: Storage {
     /// The bound.

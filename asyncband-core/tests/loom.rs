@@ -46,7 +46,7 @@ fn recv<S: Storage>(chan: &Chan<S>) -> S::Item {
     // SAFETY: one consumer thread where consumers are single.
     match unsafe { chan.recv_blocking(None) } {
         Ok(value) => value,
-        Err(_) => panic!("closed unexpectedly"),
+        Err(error) => panic!("closed unexpectedly: {error}"),
     }
 }
 

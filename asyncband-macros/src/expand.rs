@@ -22,9 +22,10 @@ pub(crate) fn channel(channel: &Channel) -> TokenStream {
         payload,
         inline,
     } = channel;
-    let payload = match payload {
-        Some(ty) => ty.to_token_stream(),
-        None => quote!(_),
+    let payload = if let Some(ty) = payload {
+        ty.to_token_stream()
+    } else {
+        quote!(_)
     };
     let inline = inline.as_ref().map(|bytes| {
         let bytes = value(bytes);

@@ -131,7 +131,7 @@ pub(crate) fn channel(input: &Input) -> Result<Channel<'_>, Rejected<'_>> {
         // use, so that the code after the macro raises no follow-on errors.
         module: input.topology.as_ref().map_or_else(
             || proc_macro2::Ident::new("mpmc", Span::call_site()),
-            |topology| topology.module(),
+            crate::parse::Topology::module,
         ),
         flavour: match storage {
             Some((_, flavour)) => flavour,

@@ -32,6 +32,10 @@ impl Message {
         self
     }
 
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "`n % 10` is a single digit; `u8::try_from` is not usable in a `const fn`"
+    )]
     const fn number(mut self, mut n: usize) -> Self {
         let mut digits = [0u8; 20];
         let mut count = 0;

@@ -86,6 +86,7 @@ impl<T, const CAP: usize, const INLINE: usize> Bounded<T, CAP, INLINE> {
     /// assert_eq!(tx.capacity(), Some(64));
     /// # drop(rx);
     /// ```
+    #[must_use]
     pub fn channel() -> (Sender<Self>, Receiver<Self>) {
         const { check::capacity::<CAP>() };
         const { check::inline::<T, INLINE>() };
@@ -106,6 +107,7 @@ impl<T, const INLINE: usize> Unbounded<T, INLINE> {
     /// assert_eq!(tx.capacity(), None);
     /// # drop(rx);
     /// ```
+    #[must_use]
     pub fn channel() -> (Sender<Self>, Receiver<Self>) {
         const { check::inline::<T, INLINE>() };
         let chan = Chan::new();
@@ -125,6 +127,7 @@ impl<T, const INLINE: usize> Unbounded<T, INLINE> {
 /// tx.try_send(1).unwrap();
 /// assert_eq!(rx.try_recv(), Ok(1));
 /// ```
+#[must_use]
 pub fn bounded<T, const CAP: usize>() -> (Sender<Bounded<T, CAP>>, Receiver<Bounded<T, CAP>>) {
     Bounded::channel()
 }
@@ -141,6 +144,7 @@ pub fn bounded<T, const CAP: usize>() -> (Sender<Bounded<T, CAP>>, Receiver<Boun
 /// tx.try_send(1).unwrap();
 /// assert_eq!(rx.try_recv(), Ok(1));
 /// ```
+#[must_use]
 pub fn unbounded<T>() -> (Sender<Unbounded<T>>, Receiver<Unbounded<T>>) {
     Unbounded::channel()
 }

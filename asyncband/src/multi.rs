@@ -318,6 +318,10 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
     /// assert_eq!(rx.try_recv(), Ok(1));
     /// assert!(rx.try_recv().is_err());
     /// ```
+    #[allow(
+        clippy::must_use_candidate,
+        reason = "called for its effect; whether this call was the one that closed is incidental"
+    )]
     pub fn close(&self) -> bool {
         // SAFETY: the producer-side contract only concerns single producers.
         unsafe { self.chan.close(false) }
@@ -357,6 +361,7 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
     /// drop(rx);
     /// assert!(tx.is_closed());
     /// ```
+    #[must_use]
     pub fn is_closed(&self) -> bool {
         self.chan.is_closed()
     }
@@ -372,6 +377,7 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
     /// tx.try_send(1).unwrap();
     /// assert_eq!(tx.len(), 1);
     /// ```
+    #[must_use]
     pub fn len(&self) -> usize {
         self.chan.storage().len()
     }
@@ -386,6 +392,7 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
     /// let (tx, _rx) = mpsc::bounded::<u8, 4>();
     /// assert!(tx.is_empty());
     /// ```
+    #[must_use]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -404,6 +411,7 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
     /// tx.try_send(1).unwrap();
     /// assert!(tx.is_full());
     /// ```
+    #[must_use]
     pub fn is_full(&self) -> bool {
         crate::is_full::<F>(&self.chan)
     }
@@ -418,6 +426,7 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
     /// let (tx, _rx) = mpsc::bounded::<u8, 8>();
     /// assert_eq!(tx.capacity(), Some(8));
     /// ```
+    #[must_use]
     pub fn capacity(&self) -> Option<usize> {
         F::CAPACITY
     }
@@ -435,6 +444,7 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
     /// let _weak = tx.downgrade();
     /// assert_eq!(tx.sender_count(), 2);
     /// ```
+    #[must_use]
     pub fn sender_count(&self) -> usize {
         self.chan.sender_count()
     }
@@ -450,6 +460,7 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
     /// let _rx2 = rx.clone();
     /// assert_eq!(tx.receiver_count(), 2);
     /// ```
+    #[must_use]
     pub fn receiver_count(&self) -> usize {
         self.chan.receiver_count()
     }
@@ -464,6 +475,7 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
     /// let (tx, _rx) = mpsc::bounded::<u8, 2>();
     /// assert!(tx.same_channel(&tx.clone()));
     /// ```
+    #[must_use]
     pub fn same_channel(&self, other: &Self) -> bool {
         Arc::ptr_eq(&self.chan, &other.chan)
     }
@@ -482,6 +494,7 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
     /// assert_eq!(rx.try_recv(), Ok(1));
     /// assert!(rx.try_recv().is_err());
     /// ```
+    #[must_use]
     pub fn downgrade(&self) -> WeakSender<F> {
         WeakSender {
             chan: Arc::clone(&self.chan),
@@ -741,6 +754,7 @@ impl<F: Flavour<Senders = Many>> WeakSender<F> {
     /// drop((tx, tx2));
     /// assert!(weak.upgrade().is_none());
     /// ```
+    #[must_use]
     pub fn upgrade(&self) -> Option<Sender<F>> {
         self.chan.try_add_sender().then(|| Sender {
             chan: Arc::clone(&self.chan),
@@ -956,6 +970,7 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
     /// tx.try_send(1).unwrap();
     /// assert_eq!(rx.try_iter().count(), 1);
     /// ```
+    #[must_use = "iterators are lazy and receive nothing unless consumed"]
     pub fn try_iter(&self) -> TryIter<'_, F> {
         TryIter::new(&self.chan)
     }
@@ -972,6 +987,7 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
     /// drop(tx);
     /// assert_eq!(rx.iter().collect::<Vec<_>>(), [1]);
     /// ```
+    #[must_use = "iterators are lazy and receive nothing unless consumed"]
     pub fn iter(&self) -> Iter<'_, F> {
         Iter::new(&self.chan)
     }
@@ -988,6 +1004,10 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
     /// assert!(rx.close());
     /// assert!(tx.try_send(1).is_err());
     /// ```
+    #[allow(
+        clippy::must_use_candidate,
+        reason = "called for its effect; whether this call was the one that closed is incidental"
+    )]
     pub fn close(&self) -> bool {
         // SAFETY: not a producer: `close(false)` has no contract to keep.
         unsafe { self.chan.close(false) }
@@ -1004,6 +1024,7 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
     /// drop(tx);
     /// assert!(rx.is_closed());
     /// ```
+    #[must_use]
     pub fn is_closed(&self) -> bool {
         self.chan.is_closed()
     }
@@ -1019,6 +1040,7 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
     /// tx.try_send(1).unwrap();
     /// assert_eq!(rx.len(), 1);
     /// ```
+    #[must_use]
     pub fn len(&self) -> usize {
         self.chan.storage().len()
     }
@@ -1033,6 +1055,7 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
     /// let (_tx, rx) = mpmc::bounded::<u8, 2>();
     /// assert!(rx.is_empty());
     /// ```
+    #[must_use]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -1049,6 +1072,7 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
     /// tx.try_send(1).unwrap();
     /// assert!(rx.is_full());
     /// ```
+    #[must_use]
     pub fn is_full(&self) -> bool {
         crate::is_full::<F>(&self.chan)
     }
@@ -1063,6 +1087,7 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
     /// let (_tx, rx) = mpmc::bounded::<u8, 2>();
     /// assert_eq!(rx.capacity(), Some(2));
     /// ```
+    #[must_use]
     pub fn capacity(&self) -> Option<usize> {
         F::CAPACITY
     }
@@ -1078,6 +1103,7 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
     /// drop(tx);
     /// assert_eq!(rx.sender_count(), 0);
     /// ```
+    #[must_use]
     pub fn sender_count(&self) -> usize {
         self.chan.sender_count()
     }
@@ -1093,6 +1119,7 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
     /// let _rx2 = rx.clone();
     /// assert_eq!(rx.receiver_count(), 2);
     /// ```
+    #[must_use]
     pub fn receiver_count(&self) -> usize {
         self.chan.receiver_count()
     }
@@ -1107,6 +1134,7 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
     /// let (_tx, rx) = mpmc::bounded::<u8, 2>();
     /// assert!(rx.same_channel(&rx.clone()));
     /// ```
+    #[must_use]
     pub fn same_channel(&self, other: &Self) -> bool {
         Arc::ptr_eq(&self.chan, &other.chan)
     }
@@ -1125,8 +1153,8 @@ impl<F: Flavour<Receivers = Many>> Drop for Receiver<F> {
             // SAFETY: the node only ever waited on this channel's receivers.
             unsafe {
                 self.chan
-                    .cancel_recv(node.as_ref(), &mut self.stream.registered)
-            };
+                    .cancel_recv(node.as_ref(), &mut self.stream.registered);
+            }
         }
         // SAFETY: the consumer-side contract only concerns single consumers.
         unsafe { self.chan.drop_receiver() };
@@ -1137,7 +1165,7 @@ impl<F: Flavour<Receivers = Many>> fmt::Debug for Receiver<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Receiver")
             .field("chan", &*self.chan)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 

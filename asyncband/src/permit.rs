@@ -118,6 +118,7 @@ impl<'a, F: Flavour<Storage: Capacity>> Permits<'a, F> {
     /// let (tx, _rx) = mpmc::bounded::<u8, 4>();
     /// assert_eq!(tx.try_reserve_many(2).unwrap().len(), 2);
     /// ```
+    #[must_use]
     pub fn len(&self) -> usize {
         self.remaining
     }
@@ -132,6 +133,7 @@ impl<'a, F: Flavour<Storage: Capacity>> Permits<'a, F> {
     /// let (tx, _rx) = mpmc::bounded::<u8, 4>();
     /// assert!(tx.try_reserve_many(0).unwrap().is_empty());
     /// ```
+    #[must_use]
     pub fn is_empty(&self) -> bool {
         self.remaining == 0
     }
@@ -238,6 +240,7 @@ impl<F: Flavour<Senders = Many, Storage: Capacity>> OwnedPermit<F> {
     /// let tx = tx.try_reserve_owned().unwrap().release();
     /// assert!(tx.try_send(1).is_ok());
     /// ```
+    #[must_use = "the sender is handed back; drop the permit instead if it is not needed"]
     pub fn release(self) -> Sender<F> {
         let sender = self.into_sender();
         sender.chan.return_units(1);

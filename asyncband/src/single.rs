@@ -84,6 +84,7 @@ impl<N: Default> StreamWait<N> {
 
     /// The node, allocated on first use (free for a single receiver's `()`),
     /// and the flag that says whether it is registered.
+    #[cfg(feature = "stream")]
     pub(crate) fn parts(&mut self) -> (Pin<&N>, &mut bool) {
         let node = self
             .node
@@ -318,6 +319,10 @@ impl<F: Flavour<Senders = One>> Sender<F> {
     /// assert_eq!(rx.try_recv(), Ok(1));
     /// assert!(rx.try_recv().is_err());
     /// ```
+    #[allow(
+        clippy::must_use_candidate,
+        reason = "called for its effect; whether this call was the one that closed is incidental"
+    )]
     pub fn close(&self) -> bool {
         // SAFETY: `&self` on the only sender excludes its `&mut self`
         // operations, so no producer-side call runs now.
@@ -360,6 +365,7 @@ impl<F: Flavour<Senders = One>> Sender<F> {
     /// drop(rx);
     /// assert!(tx.is_closed());
     /// ```
+    #[must_use]
     pub fn is_closed(&self) -> bool {
         self.chan.is_closed()
     }
@@ -375,6 +381,7 @@ impl<F: Flavour<Senders = One>> Sender<F> {
     /// tx.try_send(1).unwrap();
     /// assert_eq!(tx.len(), 1);
     /// ```
+    #[must_use]
     pub fn len(&self) -> usize {
         self.chan.storage().len()
     }
@@ -389,6 +396,7 @@ impl<F: Flavour<Senders = One>> Sender<F> {
     /// let (tx, _rx) = spsc::unbounded::<u8>();
     /// assert!(tx.is_empty());
     /// ```
+    #[must_use]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -405,6 +413,7 @@ impl<F: Flavour<Senders = One>> Sender<F> {
     /// tx.try_send(1).unwrap();
     /// assert!(tx.is_full());
     /// ```
+    #[must_use]
     pub fn is_full(&self) -> bool {
         crate::is_full::<F>(&self.chan)
     }
@@ -419,6 +428,7 @@ impl<F: Flavour<Senders = One>> Sender<F> {
     /// let (tx, _rx) = spsc::bounded::<u8, 16>();
     /// assert_eq!(tx.capacity(), Some(16));
     /// ```
+    #[must_use]
     pub fn capacity(&self) -> Option<usize> {
         F::CAPACITY
     }
@@ -433,6 +443,7 @@ impl<F: Flavour<Senders = One>> Sender<F> {
     /// let (tx, _rx) = spsc::bounded::<u8, 2>();
     /// assert_eq!(tx.sender_count(), 1);
     /// ```
+    #[must_use]
     pub fn sender_count(&self) -> usize {
         self.chan.sender_count()
     }
@@ -448,6 +459,7 @@ impl<F: Flavour<Senders = One>> Sender<F> {
     /// drop(rx);
     /// assert_eq!(tx.receiver_count(), 0);
     /// ```
+    #[must_use]
     pub fn receiver_count(&self) -> usize {
         self.chan.receiver_count()
     }
@@ -464,6 +476,7 @@ impl<F: Flavour<Senders = One>> Sender<F> {
     /// assert!(a.same_channel(&a));
     /// assert!(!a.same_channel(&b));
     /// ```
+    #[must_use]
     pub fn same_channel(&self, other: &Self) -> bool {
         Arc::ptr_eq(&self.chan, &other.chan)
     }
@@ -897,6 +910,10 @@ impl<F: Flavour<Receivers = One>> Receiver<F> {
     /// assert!(tx.try_send(2).is_err());
     /// assert_eq!(rx.try_recv(), Ok(1));
     /// ```
+    #[allow(
+        clippy::must_use_candidate,
+        reason = "called for its effect; whether this call was the one that closed is incidental"
+    )]
     pub fn close(&self) -> bool {
         // SAFETY: not the producer: `close(false)` has no contract to keep.
         unsafe { self.chan.close(false) }
@@ -913,6 +930,7 @@ impl<F: Flavour<Receivers = One>> Receiver<F> {
     /// drop(tx);
     /// assert!(rx.is_closed());
     /// ```
+    #[must_use]
     pub fn is_closed(&self) -> bool {
         self.chan.is_closed()
     }
@@ -928,6 +946,7 @@ impl<F: Flavour<Receivers = One>> Receiver<F> {
     /// tx.try_send(1).unwrap();
     /// assert_eq!(rx.len(), 1);
     /// ```
+    #[must_use]
     pub fn len(&self) -> usize {
         self.chan.storage().len()
     }
@@ -942,6 +961,7 @@ impl<F: Flavour<Receivers = One>> Receiver<F> {
     /// let (_tx, rx) = mpsc::bounded::<u8, 2>();
     /// assert!(rx.is_empty());
     /// ```
+    #[must_use]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -958,6 +978,7 @@ impl<F: Flavour<Receivers = One>> Receiver<F> {
     /// tx.try_send(1).unwrap();
     /// assert!(rx.is_full());
     /// ```
+    #[must_use]
     pub fn is_full(&self) -> bool {
         crate::is_full::<F>(&self.chan)
     }
@@ -972,6 +993,7 @@ impl<F: Flavour<Receivers = One>> Receiver<F> {
     /// let (_tx, rx) = mpsc::unbounded::<u8>();
     /// assert_eq!(rx.capacity(), None);
     /// ```
+    #[must_use]
     pub fn capacity(&self) -> Option<usize> {
         F::CAPACITY
     }
@@ -987,6 +1009,7 @@ impl<F: Flavour<Receivers = One>> Receiver<F> {
     /// let tx2 = tx.clone();
     /// assert_eq!(rx.sender_count(), 2);
     /// ```
+    #[must_use]
     pub fn sender_count(&self) -> usize {
         self.chan.sender_count()
     }
@@ -1001,6 +1024,7 @@ impl<F: Flavour<Receivers = One>> Receiver<F> {
     /// let (_tx, rx) = mpsc::bounded::<u8, 2>();
     /// assert_eq!(rx.receiver_count(), 1);
     /// ```
+    #[must_use]
     pub fn receiver_count(&self) -> usize {
         self.chan.receiver_count()
     }
@@ -1015,6 +1039,7 @@ impl<F: Flavour<Receivers = One>> Receiver<F> {
     /// let (_a, ra) = mpsc::bounded::<u8, 2>();
     /// assert!(ra.same_channel(&ra));
     /// ```
+    #[must_use]
     pub fn same_channel(&self, other: &Self) -> bool {
         Arc::ptr_eq(&self.chan, &other.chan)
     }
@@ -1026,8 +1051,8 @@ impl<F: Flavour<Receivers = One>> Drop for Receiver<F> {
             // SAFETY: the node only ever waited on this channel's receivers.
             unsafe {
                 self.chan
-                    .cancel_recv(node.as_ref(), &mut self.stream.registered)
-            };
+                    .cancel_recv(node.as_ref(), &mut self.stream.registered);
+            }
         }
         // SAFETY: `&mut self` on the only receiver.
         unsafe { self.chan.drop_receiver() };
@@ -1038,10 +1063,14 @@ impl<F: Flavour<Receivers = One>> fmt::Debug for Receiver<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Receiver")
             .field("chan", &*self.chan)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
+#[allow(
+    clippy::into_iter_without_iter,
+    reason = "`Receiver::iter` already takes `&mut self` (one receiver); an `iter_mut` would only repeat it"
+)]
 impl<'a, F: Flavour<Receivers = One>> IntoIterator for &'a mut Receiver<F> {
     type Item = F::Item;
     type IntoIter = Iter<'a, F>;

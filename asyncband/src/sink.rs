@@ -213,7 +213,7 @@ impl<Tx: SinkSender> fmt::Debug for SenderSink<Tx> {
         f.debug_struct("SenderSink")
             .field("open", &self.tx.is_some())
             .field("ready", &self.held)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -231,6 +231,7 @@ impl<F: Flavour<Senders = One>> single::Sender<F> {
     /// block_on(sink.send(1)).unwrap();
     /// assert_eq!(rx.try_recv(), Ok(1));
     /// ```
+    #[must_use = "the sink owns the sender; dropping it drops the sender"]
     pub fn into_sink(self) -> SenderSink<Self> {
         SenderSink::new(self)
     }
@@ -250,6 +251,7 @@ impl<F: Flavour<Senders = Many>> multi::Sender<F> {
     /// block_on(sink.send(1)).unwrap();
     /// assert_eq!(rx.try_recv(), Ok(1));
     /// ```
+    #[must_use = "the sink owns the sender; dropping it drops the sender"]
     pub fn into_sink(self) -> SenderSink<Self> {
         SenderSink::new(self)
     }

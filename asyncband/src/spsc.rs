@@ -80,6 +80,7 @@ impl<T, const CAP: usize, const INLINE: usize> Bounded<T, CAP, INLINE> {
     /// assert_eq!(tx.capacity(), Some(64));
     /// # drop(rx);
     /// ```
+    #[must_use]
     pub fn channel() -> (Sender<Self>, Receiver<Self>) {
         const { check::capacity::<CAP>() };
         const { check::inline::<T, INLINE>() };
@@ -100,6 +101,7 @@ impl<T, const INLINE: usize> Unbounded<T, INLINE> {
     /// assert_eq!(tx.capacity(), None);
     /// # drop(rx);
     /// ```
+    #[must_use]
     pub fn channel() -> (Sender<Self>, Receiver<Self>) {
         const { check::inline::<T, INLINE>() };
         let chan = Chan::new();
@@ -119,6 +121,7 @@ impl<T, const INLINE: usize> Unbounded<T, INLINE> {
 /// tx.try_send(1).unwrap();
 /// assert_eq!(rx.try_recv(), Ok(1));
 /// ```
+#[must_use]
 pub fn bounded<T, const CAP: usize>() -> (Sender<Bounded<T, CAP>>, Receiver<Bounded<T, CAP>>) {
     Bounded::channel()
 }
@@ -135,6 +138,7 @@ pub fn bounded<T, const CAP: usize>() -> (Sender<Bounded<T, CAP>>, Receiver<Boun
 /// tx.try_send(1).unwrap();
 /// assert_eq!(rx.try_recv(), Ok(1));
 /// ```
+#[must_use]
 pub fn unbounded<T>() -> (Sender<Unbounded<T>>, Receiver<Unbounded<T>>) {
     Unbounded::channel()
 }

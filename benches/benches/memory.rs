@@ -182,6 +182,10 @@ fn unbounded<C: SyncUnbounded<u64>>() -> Unbounded {
     }
 }
 
+#[allow(
+    clippy::cast_precision_loss,
+    reason = "byte counts far below 2^52, printed as a ratio"
+)]
 fn print_bounded<C: SyncBounded<u64, CAP>>(name: &str) {
     let (created, full) = bounded::<C>();
     println!(

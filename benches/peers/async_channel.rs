@@ -64,9 +64,10 @@ impl<T: Send> TrySend<T> for ac::Sender<T> {
 impl<T: Send> SendBlocking<T> for ac::Sender<T> {
     #[inline]
     fn send_blocking(&mut self, value: T) {
-        if ac::Sender::send_blocking(self, value).is_err() {
-            panic!("receiver gone");
-        }
+        assert!(
+            ac::Sender::send_blocking(self, value).is_ok(),
+            "receiver gone"
+        );
     }
 }
 

@@ -46,9 +46,7 @@ macro_rules! endpoints {
         impl<$($generics)*> SendBlocking<T> for $tx {
             #[inline]
             fn send_blocking(&mut self, value: T) {
-                if <$tx>::send_blocking(self, value).is_err() {
-                    panic!("receiver gone");
-                }
+                assert!(<$tx>::send_blocking(self, value).is_ok(), "receiver gone");
             }
         }
 
@@ -137,9 +135,7 @@ macro_rules! factories {
         impl<T: Send + 'static, const CAP: usize> SendPermit<T> for $topology::Permit<'_, $topology::Bounded<T, CAP>> {
             #[inline]
             fn send(self, value: T) {
-                if <$topology::Permit<'_, $topology::Bounded<T, CAP>>>::send(self, value).is_err() {
-                    panic!("receiver gone");
-                }
+                assert!(<$topology::Permit<'_, $topology::Bounded<T, CAP>>>::send(self, value).is_ok(), "receiver gone");
             }
         }
     };

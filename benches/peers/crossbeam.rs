@@ -40,9 +40,7 @@ impl<T: Send> TrySend<T> for cb::Sender<T> {
 impl<T: Send> SendBlocking<T> for cb::Sender<T> {
     #[inline]
     fn send_blocking(&mut self, value: T) {
-        if cb::Sender::send(self, value).is_err() {
-            panic!("receiver gone");
-        }
+        assert!(cb::Sender::send(self, value).is_ok(), "receiver gone");
     }
 }
 

@@ -62,9 +62,7 @@ impl<T: Send> TrySend<T> for ::flume::Sender<T> {
 impl<T: Send> SendBlocking<T> for ::flume::Sender<T> {
     #[inline]
     fn send_blocking(&mut self, value: T) {
-        if ::flume::Sender::send(self, value).is_err() {
-            panic!("receiver gone");
-        }
+        assert!(::flume::Sender::send(self, value).is_ok(), "receiver gone");
     }
 }
 

@@ -59,9 +59,7 @@ impl<T: Send> TrySend<T> for ::kanal::Sender<T> {
 impl<T: Send> SendBlocking<T> for ::kanal::Sender<T> {
     #[inline]
     fn send_blocking(&mut self, value: T) {
-        if ::kanal::Sender::send(self, value).is_err() {
-            panic!("receiver gone");
-        }
+        assert!(::kanal::Sender::send(self, value).is_ok(), "receiver gone");
     }
 }
 

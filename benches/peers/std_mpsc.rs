@@ -41,9 +41,7 @@ impl<T: Send> TrySend<T> for mpsc::SyncSender<T> {
 impl<T: Send> SendBlocking<T> for mpsc::SyncSender<T> {
     #[inline]
     fn send_blocking(&mut self, value: T) {
-        if mpsc::SyncSender::send(self, value).is_err() {
-            panic!("receiver gone");
-        }
+        assert!(mpsc::SyncSender::send(self, value).is_ok(), "receiver gone");
     }
 }
 
@@ -51,9 +49,7 @@ impl<T: Send> TrySend<T> for mpsc::Sender<T> {
     #[inline]
     fn try_send(&mut self, value: T) -> bool {
         // An unbounded sender never waits: `send` is its try-send.
-        if mpsc::Sender::send(self, value).is_err() {
-            panic!("receiver gone");
-        }
+        assert!(mpsc::Sender::send(self, value).is_ok(), "receiver gone");
         true
     }
 }
@@ -61,9 +57,7 @@ impl<T: Send> TrySend<T> for mpsc::Sender<T> {
 impl<T: Send> SendBlocking<T> for mpsc::Sender<T> {
     #[inline]
     fn send_blocking(&mut self, value: T) {
-        if mpsc::Sender::send(self, value).is_err() {
-            panic!("receiver gone");
-        }
+        assert!(mpsc::Sender::send(self, value).is_ok(), "receiver gone");
     }
 }
 

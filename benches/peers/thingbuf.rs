@@ -42,7 +42,8 @@ impl<T: Default + Clone + Send + Sync> TrySend<T> for mpsc::blocking::Sender<T> 
         match mpsc::blocking::Sender::try_send(self, value) {
             Ok(()) => true,
             Err(mpsc::errors::TrySendError::Full(_)) => false,
-            Err(_) => panic!("receiver gone"),
+            Err(mpsc::errors::TrySendError::Closed(_)) => panic!("receiver gone"),
+            Err(_) => unreachable!("thingbuf's `TrySendError` has only `Full` and `Closed`"),
         }
     }
 }
@@ -50,9 +51,10 @@ impl<T: Default + Clone + Send + Sync> TrySend<T> for mpsc::blocking::Sender<T> 
 impl<T: Default + Clone + Send + Sync> SendBlocking<T> for mpsc::blocking::Sender<T> {
     #[inline]
     fn send_blocking(&mut self, value: T) {
-        if mpsc::blocking::Sender::send(self, value).is_err() {
-            panic!("receiver gone");
-        }
+        assert!(
+            mpsc::blocking::Sender::send(self, value).is_ok(),
+            "receiver gone"
+        );
     }
 }
 

@@ -64,9 +64,10 @@ impl<T: Send> TrySend<T> for mpsc::Sender<T> {
 impl<T: Send> SendBlocking<T> for mpsc::Sender<T> {
     #[inline]
     fn send_blocking(&mut self, value: T) {
-        if mpsc::Sender::blocking_send(self, value).is_err() {
-            panic!("receiver gone");
-        }
+        assert!(
+            mpsc::Sender::blocking_send(self, value).is_ok(),
+            "receiver gone"
+        );
     }
 }
 
@@ -121,9 +122,10 @@ impl<T: Send> TrySend<T> for mpsc::UnboundedSender<T> {
     #[inline]
     fn try_send(&mut self, value: T) -> bool {
         // An unbounded sender never waits: `send` is its try-send.
-        if mpsc::UnboundedSender::send(self, value).is_err() {
-            panic!("receiver gone");
-        }
+        assert!(
+            mpsc::UnboundedSender::send(self, value).is_ok(),
+            "receiver gone"
+        );
         true
     }
 }
@@ -131,9 +133,10 @@ impl<T: Send> TrySend<T> for mpsc::UnboundedSender<T> {
 impl<T: Send> SendBlocking<T> for mpsc::UnboundedSender<T> {
     #[inline]
     fn send_blocking(&mut self, value: T) {
-        if mpsc::UnboundedSender::send(self, value).is_err() {
-            panic!("receiver gone");
-        }
+        assert!(
+            mpsc::UnboundedSender::send(self, value).is_ok(),
+            "receiver gone"
+        );
     }
 }
 

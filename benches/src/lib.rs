@@ -47,11 +47,19 @@ impl Payload for u64 {
     }
 
     #[inline]
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "the word was written from a `usize` by `stamped`"
+    )]
     fn producer(&self) -> usize {
         (*self >> 32) as usize
     }
 
     #[inline]
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "the word was written from a `usize` by `stamped`"
+    )]
     fn seq(&self) -> usize {
         (*self & 0xffff_ffff) as usize
     }
@@ -90,6 +98,10 @@ impl Payload for Kib {
     }
 
     #[inline]
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "the word was written from a `usize` by `stamped`"
+    )]
     fn producer(&self) -> usize {
         let mut word = [0; 8];
         word.copy_from_slice(&self.0[..8]);
@@ -97,6 +109,10 @@ impl Payload for Kib {
     }
 
     #[inline]
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "the word was written from a `usize` by `stamped`"
+    )]
     fn seq(&self) -> usize {
         let mut word = [0; 8];
         word.copy_from_slice(&self.0[8..16]);
@@ -113,6 +129,7 @@ pub struct InOrder {
 
 impl InOrder {
     /// A check for messages from `producers` producers.
+    #[must_use]
     pub fn new(producers: usize) -> Self {
         Self {
             next: vec![0; producers],
@@ -164,6 +181,7 @@ pub struct Ascending {
 
 impl Ascending {
     /// A check for messages from `producers` producers.
+    #[must_use]
     pub fn new(producers: usize) -> Self {
         Self {
             last: vec![None; producers],
@@ -233,6 +251,7 @@ pub struct CountingWaker {
 
 impl CountingWaker {
     /// A waker around a fresh counter, and the counter.
+    #[must_use]
     pub fn new() -> (Arc<Self>, Waker) {
         let counter = Arc::new(Self::default());
         let waker = Waker::from(Arc::clone(&counter));

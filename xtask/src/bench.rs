@@ -13,6 +13,11 @@
 //! Every divan entry counts items (messages, or round trips), so the time per
 //! item is read from divan's median throughput.
 
+#![allow(
+    clippy::cast_precision_loss,
+    reason = "counts and byte sizes are turned into report and chart figures, far below 2^52"
+)]
+
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -126,7 +131,7 @@ impl Options {
                 "quick" | "--quick" => quick = true,
                 "--runs" => runs = Some(parse_number(&value("--runs")?, "--runs")?),
                 "--sample-count" => {
-                    sample_count = Some(parse_number(&value("--sample-count")?, "--sample-count")?)
+                    sample_count = Some(parse_number(&value("--sample-count")?, "--sample-count")?);
                 }
                 "--filter" => filters.push(value("--filter")?),
                 "-h" | "--help" => return Err(USAGE.into()),
@@ -500,7 +505,7 @@ fn measure_memory(binary: &Path) -> Result<Memory, String> {
             Some(&"bounded_1024") => {
                 memory
                     .bounded
-                    .push((fields[1].to_owned(), number(2)?, number(3)?))
+                    .push((fields[1].to_owned(), number(2)?, number(3)?));
             }
             Some(&"unbounded_1m") => {
                 memory.unbounded.push((
@@ -652,7 +657,7 @@ fn median(values: &[f64]) -> f64 {
     match sorted.len() {
         0 => f64::NAN,
         n if n % 2 == 1 => sorted[n / 2],
-        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+        n => f64::midpoint(sorted[n / 2 - 1], sorted[n / 2]),
     }
 }
 
@@ -742,6 +747,10 @@ fn locked_versions(lock: &str, name: &str) -> String {
 
 /// `YYYY-MM-DD` (UTC) of a time, without a date library.
 fn utc_date(time: SystemTime) -> String {
+    #[allow(
+        clippy::cast_possible_wrap,
+        reason = "days since 1970 are far below `i64::MAX`"
+    )]
     let days = time
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() / 86_400) as i64;
@@ -761,6 +770,11 @@ fn utc_date(time: SystemTime) -> String {
 /// `1234.5` → `1,234`; small figures keep their decimals.
 fn format_ns(ns: f64) -> String {
     if ns >= 1000.0 {
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "`ns >= 1000` here, and a time per item is far below 2^64 ns"
+        )]
         let whole = ns.round() as u64;
         let digits = whole.to_string();
         let mut out = String::new();
@@ -780,6 +794,10 @@ fn format_ns(ns: f64) -> String {
     }
 }
 
+#[allow(
+    clippy::too_many_lines,
+    reason = "writes the report's sections one after another, in the order they appear"
+)]
 fn render_results(
     stamp: &Stamp,
     cells: &[Cell],
@@ -960,7 +978,7 @@ fn render_memory(w: &mut String, memory: &Memory) {
         let blocks = if name.starts_with("Asyncband") {
             blocks.to_string()
         } else {
-            "".into()
+            String::new()
         };
         let _ = writeln!(
             w,
@@ -990,9 +1008,9 @@ fn render_chart(summary: &[Summary], stamp: &Stamp) -> String {
     let s = &mut svg;
     let _ = writeln!(
         s,
-        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" font-size="12">"##
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" font-size="12">"#
     );
-    let _ = writeln!(s, r##"<rect width="100%" height="100%" fill="white"/>"##);
+    let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
     let title = format!(
         "asyncband ÷ best peer per cell (median ns; {} cores, {}; {} run(s){})",
         stamp.cores,
@@ -1006,7 +1024,7 @@ fn render_chart(summary: &[Summary], stamp: &Stamp) -> String {
     );
     let _ = writeln!(
         s,
-        r##"<text x="10" y="20" font-size="14" font-weight="bold">{}</text>"##,
+        r#"<text x="10" y="20" font-size="14" font-weight="bold">{}</text>"#,
         xml_escape(&title)
     );
     let _ = writeln!(
@@ -1023,7 +1041,7 @@ fn render_chart(summary: &[Summary], stamp: &Stamp) -> String {
         (8.0, "8"),
     ] {
         let tx = x(tick);
-        let stroke = if tick == 1.0 { "#000" } else { "#ddd" };
+        let stroke = if label == "1" { "#000" } else { "#ddd" };
         let _ = writeln!(
             s,
             r##"<line x1="{tx:.1}" y1="{:.1}" x2="{tx:.1}" y2="{:.1}" stroke="{stroke}"/><text x="{tx:.1}" y="{:.1}" text-anchor="middle" fill="#555">{label}</text>"##,
@@ -1044,14 +1062,14 @@ fn render_chart(summary: &[Summary], stamp: &Stamp) -> String {
         let fill = if row.meets() { "#3a9a4a" } else { "#d0433a" };
         let _ = writeln!(
             s,
-            r##"<text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
             LABEL - 8.0,
             y + 13.0,
             xml_escape(&row.title)
         );
         let _ = writeln!(
             s,
-            r##"<rect x="{left:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{fill}"><title>{}</title></rect>"##,
+            r#"<rect x="{left:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{fill}"><title>{}</title></rect>"#,
             y + 3.0,
             width.max(1.0),
             ROW - 6.0,
@@ -1069,7 +1087,7 @@ fn render_chart(summary: &[Summary], stamp: &Stamp) -> String {
         );
         let _ = writeln!(
             s,
-            r##"<text x="{:.1}" y="{:.1}">{:.2}</text>"##,
+            r#"<text x="{:.1}" y="{:.1}">{:.2}</text>"#,
             LABEL + PLOT + 8.0,
             y + 13.0,
             row.ratio

@@ -52,7 +52,7 @@ fn main() -> ExitCode {
         "loom" => loom(rest.iter().any(|a| a == "--quick")),
         "miri" => miri(),
         "tsan" => tsan(),
-        "stress" => stress(rest.first().map(String::as_str).unwrap_or("20")),
+        "stress" => stress(rest.first().map_or("20", String::as_str)),
         "ui" => ui(rest.iter().any(|a| a == "--bless")),
         "doc" => doc(),
         "bench-report" => bench::report(rest),

@@ -75,7 +75,7 @@ const WAKE_BATCH: usize = 16;
 /// assert!(!queue.is_waiting());
 /// ```
 pub struct Queue {
-    /// True while the list is not empty; written under the lock with SeqCst.
+    /// True while the list is not empty; written under the lock with `SeqCst`.
     waiting: AtomicBool,
     list: Mutex<List>,
 }

@@ -59,7 +59,11 @@ macro_rules! topology {
         mod $name {
             use divan::Bencher;
 
-            #[allow(unused_imports)]
+            #[allow(
+                unused_imports,
+                clippy::wildcard_imports,
+                reason = "divan's `types = [..]` lists name the adapters; the glob keeps them in step with `peers/`"
+            )]
             use crate::peers::*;
 
             #[divan::bench(types = [$($bounded),*], sample_size = 1000)]

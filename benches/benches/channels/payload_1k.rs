@@ -4,7 +4,11 @@
 use asyncband_benches::Kib;
 use divan::Bencher;
 
-#[allow(unused_imports)]
+#[allow(
+    unused_imports,
+    clippy::wildcard_imports,
+    reason = "divan's `types = [..]` lists name the adapters; the glob keeps them in step with `peers/`"
+)]
 use crate::peers::*;
 use crate::tasks::{self, BySend};
 

@@ -13,7 +13,11 @@ use asyncband_benches::{CountingWaker, ready};
 use divan::Bencher;
 use divan::counter::ItemsCount;
 
-#[allow(unused_imports)]
+#[allow(
+    unused_imports,
+    clippy::wildcard_imports,
+    reason = "divan's `types = [..]` lists name the adapters; the glob keeps them in step with `peers/`"
+)]
 use crate::peers::*;
 use crate::tasks::{self, ByReserve};
 

@@ -16,7 +16,11 @@ use asyncband_benches::{Ascending, InOrder, Payload};
 use divan::Bencher;
 use divan::counter::ItemsCount;
 
-#[allow(unused_imports)]
+#[allow(
+    unused_imports,
+    clippy::wildcard_imports,
+    reason = "divan's `types = [..]` lists name the adapters; the glob keeps them in step with `peers/`"
+)]
 use crate::peers::*;
 
 /// Messages per iteration, shared among the producers.
