@@ -23,6 +23,8 @@ tasks:
   stress [SCALE] the stress tests at SCALE (default 20) times their CI size
   ui [--bless]   the trybuild ui tests; --bless rewrites the .stderr files
   doc            rustdoc for the three crates with warnings denied
+  msrv           the three crates and the behavioural tests on the
+                 declared rust-version (installs that toolchain)
   bench-report   run the benchmark suite against every peer and write
                  benches/RESULTS.md (see benches/README.md)
 ";
@@ -55,6 +57,7 @@ fn main() -> ExitCode {
         "stress" => stress(rest.first().map_or("20", String::as_str)),
         "ui" => ui(rest.iter().any(|a| a == "--bless")),
         "doc" => doc(),
+        "msrv" => msrv(),
         "bench-report" => bench::report(rest),
         "help" | "--help" | "-h" => {
             print!("{USAGE}");
@@ -230,5 +233,59 @@ fn doc() -> Result<(), String> {
             "asyncband-macros",
         ],
         &[("RUSTDOCFLAGS", "-D warnings")],
+    )
+}
+
+/// The `rust-version` the workspace declares, read from its `Cargo.toml`.
+fn declared_msrv() -> Result<String, String> {
+    let manifest = std::fs::read_to_string("Cargo.toml")
+        .map_err(|err| format!("could not read Cargo.toml: {err}"))?;
+    manifest
+        .lines()
+        .find_map(|line| {
+            let value = line.trim().strip_prefix("rust-version")?.trim_start();
+            Some(value.strip_prefix('=')?.trim().trim_matches('"').to_owned())
+        })
+        .ok_or_else(|| "no `rust-version` in Cargo.toml".to_owned())
+}
+
+/// Builds the published crates and runs the behavioural and model-based
+/// tests on the declared minimum toolchain, in its own target directory.
+fn msrv() -> Result<(), String> {
+    let version = declared_msrv()?;
+    let toolchain = format!("+{version}");
+    run(
+        "rustup",
+        &["toolchain", "install", &version, "--profile", "minimal"],
+        &[],
+    )?;
+    let envs = [("CARGO_TARGET_DIR", "target/msrv")];
+    cargo(
+        &[
+            &toolchain,
+            "check",
+            "-p",
+            "asyncband",
+            "-p",
+            "asyncband-core",
+            "-p",
+            "asyncband-macros",
+        ],
+        &envs,
+    )?;
+    cargo(
+        &[
+            &toolchain,
+            "test",
+            "-p",
+            "asyncband-tests",
+            "--test",
+            "scenarios",
+            "--test",
+            "permits",
+            "--test",
+            "model",
+        ],
+        &envs,
     )
 }
