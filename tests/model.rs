@@ -492,14 +492,19 @@ macro_rules! every_flavour {
         /// Runs one random sequence from `seed`.
         fn run_sequence(seed: u64) {
             let _report = SeedReport::new(format!("{} sequence", module_path!()), seed);
-            let mut rng = XorShift::new(seed);
+            run_with(&mut XorShift::new(seed));
+        }
+
+        /// Runs the sequence that `rng` chooses; the fuzz target
+        /// (`fuzz/fuzz_targets/model.rs`) calls it with a scripted `rng`.
+        pub(crate) fn run_with(rng: &mut XorShift) {
             let mut ch = Channel::new();
             ch.check();
             for _ in 0..rng.between(1, OPERATIONS) {
                 if ch.senders.is_empty() && ch.receivers.is_empty() {
                     break;
                 }
-                step(&mut ch, &mut rng);
+                step(&mut ch, rng);
                 ch.check();
             }
             let Channel {
@@ -1030,7 +1035,7 @@ macro_rules! many_receivers {
 macro_rules! flavour {
     ($name:ident, $topology:ident, bounded = $cap:literal, $permits:ident, $senders:ident, $receivers:ident) => {
         #[allow(unused_mut)]
-        mod $name {
+        pub(crate) mod $name {
             use super::*;
             use asyncband::$topology as topology;
             const CAP: usize = $cap;
@@ -1043,7 +1048,7 @@ macro_rules! flavour {
     };
     ($name:ident, $topology:ident, unbounded, $senders:ident, $receivers:ident) => {
         #[allow(unused_mut)]
-        mod $name {
+        pub(crate) mod $name {
             use super::*;
             use asyncband::$topology as topology;
             type F<T> = topology::Unbounded<T>;

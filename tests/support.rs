@@ -444,7 +444,9 @@ pub fn assert_received_exactly_the_accepted(received: &[Vec<(usize, u64)>], acce
 }
 
 /// A small seeded pseudo-random generator (xorshift64*), so a randomized
-/// test can be replayed from its seed.
+/// test can be replayed from its seed; or, made with
+/// [`XorShift::scripted`], a source of choices read from bytes, so that a
+/// fuzzer's input drives the same test.
 ///
 /// # Examples
 ///
@@ -454,9 +456,18 @@ pub fn assert_received_exactly_the_accepted(received: &[Vec<(usize, u64)>], acce
 /// let (mut a, mut b) = (XorShift::new(7), XorShift::new(7));
 /// assert_eq!(a.next_u64(), b.next_u64());
 /// assert!(a.below(10) < 10);
+///
+/// let mut script = XorShift::scripted(&[7, 250]);
+/// assert_eq!(script.below(5), 2); // 7 % 5
+/// assert_eq!(script.below(300), 250);
+/// assert_eq!(script.below(5), 0); // the bytes ran out
 /// ```
 #[derive(Debug, Clone)]
-pub struct XorShift(u64);
+pub struct XorShift {
+    state: u64,
+    /// The bytes of a scripted generator and how many were read.
+    script: Option<(Vec<u8>, usize)>,
+}
 
 impl XorShift {
     /// A generator started from `seed` (any value, zero included).
@@ -467,15 +478,45 @@ impl XorShift {
         let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        Self((z ^ (z >> 31)) | 1)
+        Self {
+            state: (z ^ (z >> 31)) | 1,
+            script: None,
+        }
+    }
+
+    /// A generator whose choices are `bytes`: a choice among at most 256
+    /// takes one byte, a larger one (and [`XorShift::next_u64`]) eight, and
+    /// every choice is zero once the bytes run out, so each input is one
+    /// finite, replayable run. [`XorShift::fork`] gives a seeded generator
+    /// whose seed is read from the script.
+    #[must_use]
+    pub fn scripted(bytes: &[u8]) -> Self {
+        Self {
+            script: Some((bytes.to_vec(), 0)),
+            ..Self::new(0)
+        }
+    }
+
+    /// The next `count` bytes of the script as a little-endian number.
+    fn read(bytes: &[u8], at: &mut usize, count: usize) -> u64 {
+        let mut value = 0u64;
+        for shift in 0..count {
+            let byte = bytes.get(*at).copied().unwrap_or(0);
+            *at += 1;
+            value |= u64::from(byte) << (8 * shift);
+        }
+        value
     }
 
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        if let Some((bytes, at)) = &mut self.script {
+            return Self::read(bytes, at, 8);
+        }
+        self.state ^= self.state >> 12;
+        self.state ^= self.state << 25;
+        self.state ^= self.state >> 27;
+        self.state.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
 
     /// A number in `0..n`.
@@ -485,6 +526,10 @@ impl XorShift {
     /// If `n` is zero.
     pub fn below(&mut self, n: u64) -> u64 {
         assert!(n > 0, "below(0)");
+        if let Some((bytes, at)) = &mut self.script {
+            let width = if n <= 256 { 1 } else { 8 };
+            return Self::read(bytes, at, width) % n;
+        }
         self.next_u64() % n
     }
 

@@ -21,6 +21,8 @@ tasks:
                  integration tests under Miri (nightly, strict provenance)
   tsan           the stress tests under ThreadSanitizer (nightly)
   stress [SCALE] the stress tests at SCALE (default 20) times their CI size
+  fuzz [SECONDS] the model-based tests driven by libFuzzer for SECONDS
+                 (default 600; nightly and cargo-fuzz, installed if missing)
   ui [--bless]   the trybuild ui tests; --bless rewrites the .stderr files
   doc            rustdoc for the three crates with warnings denied
   msrv           the three crates and the behavioural tests on the
@@ -55,6 +57,7 @@ fn main() -> ExitCode {
         "miri" => miri(),
         "tsan" => tsan(),
         "stress" => stress(rest.first().map_or("20", String::as_str)),
+        "fuzz" => fuzz(rest.first().map_or("600", String::as_str)),
         "ui" => ui(rest.iter().any(|a| a == "--bless")),
         "doc" => doc(),
         "msrv" => msrv(),
@@ -208,6 +211,27 @@ fn stress(scale: &str) -> Result<(), String> {
             "--test-threads=1",
         ],
         &[("ASYNCBAND_STRESS", scale)],
+    )
+}
+
+/// `fuzz/` is its own workspace (nightly, libFuzzer), so it runs from there.
+fn fuzz(seconds: &str) -> Result<(), String> {
+    let installed = Command::new("cargo")
+        .args(["fuzz", "--version"])
+        .output()
+        .is_ok_and(|output| output.status.success());
+    if !installed {
+        cargo(&["install", "cargo-fuzz", "--locked"], &[])?;
+    }
+    let max_time = format!("-max_total_time={seconds}");
+    run(
+        "bash",
+        &[
+            "-c",
+            "cd fuzz && exec cargo +nightly fuzz run model -- \"$0\"",
+            &max_time,
+        ],
+        &[],
     )
 }
 
