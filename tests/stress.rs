@@ -956,41 +956,55 @@ macro_rules! every_flavour {
 
         // ---- forgotten futures ----------------------------------------------
 
-        #[test]
-        fn a_forgotten_waiting_recv_future_does_not_stop_the_other_receives() {
-            let per_producer = scale(500) as u64;
+        /// Registers a `recv` future on the first receiver and forgets it
+        /// (its node stays registered, and allocated, forever), then streams
+        /// `per_producer` values from every sender to every receiver on
+        /// threads. With `park_consumers_first` the consumers are given time
+        /// to spin out and park before the first send. Checks that exactly
+        /// the sent values arrive, each producer's in order.
+        fn stream_past_a_forgotten_recv(per_producer: u64, park_consumers_first: bool) {
             let received = within(move || {
                 let (tx, rx) = F::<(usize, u64)>::channel();
                 let mut receivers = receivers(rx);
                 {
                     let mut future = Box::pin(receivers[0].recv());
                     assert!(poll_once(future.as_mut()).is_pending());
-                    // Its node stays registered (and allocated) forever.
                     std::mem::forget(future);
                 }
-                let producers: Vec<_> = senders(tx)
-                    .into_iter()
-                    .enumerate()
-                    .map(|(producer, mut tx)| {
-                        thread::spawn(move || {
-                            for seq in 0..per_producer {
-                                tx.send_blocking((producer, seq)).unwrap();
-                            }
+                let spawn_producers = move || -> Vec<_> {
+                    senders(tx)
+                        .into_iter()
+                        .enumerate()
+                        .map(|(producer, mut tx)| {
+                            thread::spawn(move || {
+                                for seq in 0..per_producer {
+                                    tx.send_blocking((producer, seq)).unwrap();
+                                }
+                            })
                         })
-                    })
-                    .collect();
-                let consumers: Vec<_> = receivers
-                    .into_iter()
-                    .map(|mut rx| {
-                        thread::spawn(move || {
-                            let mut got = Vec::new();
-                            while let Ok(value) = rx.recv_blocking() {
-                                got.push(value);
-                            }
-                            got
+                        .collect()
+                };
+                let spawn_consumers = move || -> Vec<_> {
+                    receivers
+                        .into_iter()
+                        .map(|mut rx| {
+                            thread::spawn(move || {
+                                let mut got = Vec::new();
+                                while let Ok(value) = rx.recv_blocking() {
+                                    got.push(value);
+                                }
+                                got
+                            })
                         })
-                    })
-                    .collect();
+                        .collect()
+                };
+                let (producers, consumers) = if park_consumers_first {
+                    let consumers = spawn_consumers();
+                    thread::sleep(Duration::from_millis(50));
+                    (spawn_producers(), consumers)
+                } else {
+                    (spawn_producers(), spawn_consumers())
+                };
                 for producer in producers {
                     producer.join().unwrap();
                 }
@@ -1001,6 +1015,21 @@ macro_rules! every_flavour {
             });
             let accepted = vec![(0..per_producer).collect::<Vec<u64>>(); PRODUCERS];
             assert_received_exactly_the_accepted(&received, &accepted);
+        }
+
+        #[test]
+        fn a_forgotten_waiting_recv_future_does_not_stop_the_other_receives() {
+            stream_past_a_forgotten_recv(scale(500) as u64, false);
+        }
+
+        /// The consumers are parked before anything is sent, so the first
+        /// notification goes to the forgotten future and is lost; at
+        /// capacity 1 every producer then finds the channel full. A sender
+        /// that starts to wait wakes a waiting receiver, so the stream goes
+        /// on instead of stalling with a value queued and everyone asleep.
+        #[test]
+        fn a_notification_absorbed_by_a_forgotten_recv_future_does_not_strand_parked_receivers() {
+            stream_past_a_forgotten_recv(scale(200) as u64, true);
         }
     };
 }

@@ -138,6 +138,20 @@ impl<S: Storage> Chan<S> {
         }
     }
 
+    /// A sender is about to wait for capacity. With many receivers, one of
+    /// them may be asleep although the channel holds values: the
+    /// notification of the send that woke nobody went to a `recv` future
+    /// that was `mem::forget`-ten while registered, and at capacity 1 no
+    /// later send comes to make up for it. A full channel has something for
+    /// receivers (values, or units that become values), so wake one: its
+    /// receive frees the capacity this sender waits for. A receiver woken
+    /// for nothing re-checks and waits again.
+    pub(crate) fn nudge_receivers(&self) {
+        if <S::Receivers as Arity>::MANY {
+            self.notify_receivers();
+        }
+    }
+
     /// Passes `units` notifications a receiver held but did not use to the
     /// next waiting receivers.
     pub(crate) fn pass_notifications(&self, units: usize) {

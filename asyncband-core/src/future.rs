@@ -103,6 +103,7 @@ impl<S: Storage> Chan<S> {
                 // offer it now (to the front waiter, maybe us). A single
                 // sender re-checks with its retry instead.
                 self.grant_senders();
+                self.nudge_receivers();
             }
         }
     }
@@ -294,6 +295,7 @@ impl<S: Storage> Chan<S> {
             if got == 0 {
                 self.storage().before_send_wait();
                 self.grant_senders();
+                self.nudge_receivers();
             }
         }
     }
