@@ -510,6 +510,23 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
         }
         // ORDERING: Relaxed; the compare-exchange validates it.
         let mut word = self.tail.word.load(Ordering::Relaxed);
+        // The common case first, on its own: open, nobody queued, no units
+        // held, and the slot of the next position free. One test covers
+        // the three flags, so a plain send pays nothing for permits.
+        if word & (Self::CLOSED | Self::WAITING | Self::R_FIELD) == 0 {
+            // ORDERING: SeqCst, as in `room_for`: acquires the consumer's
+            // store of the writable stamp, and is the waiting sender's
+            // re-check paired with a single consumer's SeqCst store of it.
+            if let Lap::Free(full) = self.lap(Self::pos(word), Ordering::SeqCst) {
+                match self.cas_tail(word, word + Self::ONE_POS) {
+                    Ok(_) => {
+                        self.publish(Self::pos(word), full, value);
+                        return Ok(());
+                    }
+                    Err(current) => word = current,
+                }
+            }
+        }
         loop {
             if word & (Self::CLOSED | Self::WAITING) != 0 {
                 return Err(if word & Self::CLOSED != 0 {
