@@ -325,19 +325,15 @@ impl<T, P: Arity, C: Arity> List<T, P, C> {
     /// # Safety
     ///
     /// Single producer.
+    #[inline]
     unsafe fn push_one(&self, value: T) -> Result<(), T> {
         // ORDERING: Relaxed; the producer reads its own state.
         let index = self.tail.index.load(Ordering::Relaxed);
         let block = self.tail.block.load(Ordering::Relaxed);
         let next = step(index);
         if next != index + 1 {
-            // Last slot of the block: install the next block before the
-            // value (and the index past it) is published.
-            let fresh = self.pool.take();
-            // SAFETY: the tail block lives until its last slot is read.
-            unsafe { (*block).next.store(fresh, Ordering::Release) };
-            // ORDERING: Relaxed; only this producer reads `tail.block`.
-            self.tail.block.store(fresh, Ordering::Relaxed);
+            // SAFETY: the single producer, at the last slot of `block`.
+            unsafe { self.link_next_block(block) };
         }
         // SAFETY: the single producer.
         let fenced = unsafe { self.fence.fenced() };
@@ -363,6 +359,23 @@ impl<T, P: Arity, C: Arity> List<T, P, C> {
             return Err(unsafe { (*block).slots[(index % LAP) as usize].read() });
         }
         Ok(())
+    }
+
+    /// Single producer, at the last slot of its tail `block`: installs the
+    /// next block before the value (and the index past it) is published.
+    /// Out of line, so that the common push stays small enough to inline.
+    ///
+    /// # Safety
+    ///
+    /// Single producer; `block` is the tail block.
+    #[cold]
+    #[inline(never)]
+    unsafe fn link_next_block(&self, block: *mut Block<T, P::Stamp>) {
+        let fresh = self.pool.take();
+        // SAFETY: the tail block lives until its last slot is read.
+        unsafe { (*block).next.store(fresh, Ordering::Release) };
+        // ORDERING: Relaxed; only this producer reads `tail.block`.
+        self.tail.block.store(fresh, Ordering::Relaxed);
     }
 
     /// Single consumer of a single producer: the end of what may be read.
