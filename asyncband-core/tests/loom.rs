@@ -25,7 +25,7 @@ use asyncband_core::Arc;
 use asyncband_core::arity::{Many, One};
 use asyncband_core::chan::Chan;
 use asyncband_core::error::{RecvTimeoutError, TrySendError};
-use asyncband_core::future::{Reserve, Send as SendFuture};
+use asyncband_core::future::{Recv, Reserve, Send as SendFuture};
 use asyncband_core::list::List;
 use asyncband_core::ring::Ring;
 use asyncband_core::storage::{Capacity, Storage};
@@ -487,5 +487,34 @@ fn a_timed_out_receive_leaves_no_registration_behind() {
         unsafe { chan.try_send_unchecked(1) }.unwrap();
         // SAFETY: the only consumer.
         assert_eq!(unsafe { chan.try_recv() }, Ok(1));
+    });
+}
+
+#[test]
+fn a_waiting_sender_wakes_a_receiver_a_forgotten_recv_future_left_asleep() {
+    loom::model(|| {
+        let chan = Chan::<Ring<u32, 1, Many, Many>>::new();
+        {
+            // A receive registered first and then forgotten: it keeps its
+            // place at the front of the receivers' wait list, and the
+            // notification it is given wakes nobody.
+            // SAFETY: many consumers.
+            let mut forgotten = Box::pin(unsafe { Recv::new(&*chan) });
+            let mut cx = Context::from_waker(Waker::noop());
+            assert!(forgotten.as_mut().poll(&mut cx).is_pending());
+            std::mem::forget(forgotten);
+        }
+        let receiver = {
+            let chan = chan.clone();
+            thread::spawn(move || recv(&chan))
+        };
+        // The first send's notification may go to the forgotten future; at
+        // capacity 1 the second then waits for room, and only a receive
+        // can make it. Without the sender's nudge: a loom deadlock.
+        send(&chan, 1);
+        send(&chan, 2);
+        assert_eq!(receiver.join().unwrap(), 1);
+        // SAFETY: a consumer, the other one has finished.
+        assert_eq!(unsafe { chan.try_recv() }, Ok(2));
     });
 }

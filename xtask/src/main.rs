@@ -41,6 +41,7 @@ const LOOM_QUICK: &[&str] = &[
     "close_racing_with_send_never_loses_an_accepted_value",
     "dropping_the_last_receiver_drops_queued_values_exactly_once",
     "a_waiting_reservation_races_with_the_last_receiver_dropping",
+    "a_waiting_sender_wakes_a_receiver_a_forgotten_recv_future_left_asleep",
 ];
 
 fn main() -> ExitCode {
