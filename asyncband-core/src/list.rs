@@ -336,7 +336,7 @@ impl<T, P: Arity, C: Arity> List<T, P, C> {
             unsafe { self.link_next_block(block) };
         }
         // SAFETY: the single producer.
-        let fenced = unsafe { self.fence.fenced() };
+        let fenced = unsafe { self.fence.fenced(next) };
         // SAFETY: the single producer owns `index`, in `block`.
         unsafe { Self::write(block, index, value) };
         // Releases the value (and the link) to the consumer; when fenced,

@@ -340,7 +340,7 @@ impl<T, const CAP: usize, P: Arity, C: Arity> Ring<T, CAP, P, C> {
     unsafe fn publish_one(&self, tail: u64, value: T) -> Result<(), T> {
         let slot = self.slot(tail);
         // SAFETY: the caller is the single producer (or holds the latch).
-        let fenced = unsafe { self.tail.fence.fenced() };
+        let fenced = unsafe { self.tail.fence.fenced(tail + 1) };
         // SAFETY: the slot is free (checked by the caller) and only this
         // producer writes slots.
         unsafe { slot.write(value) };
@@ -571,7 +571,7 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
                 });
             }
             // SAFETY: the single consumer.
-            let fenced = unsafe { self.head.fence.fenced() };
+            let fenced = unsafe { self.head.fence.fenced(head + 1) };
             // SAFETY: `head` is below the published tail (and the boundary),
             // so the slot holds a value only this consumer reads.
             let value = unsafe { self.slot(head).read() };
@@ -614,7 +614,7 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
                     // Frees the slot (releasing our read); the notifier half
                     // for waiting senders when fenced.
                     // SAFETY: the single consumer.
-                    if unsafe { self.head.fence.fenced() } {
+                    if unsafe { self.head.fence.fenced(head + 1) } {
                         slot.stamp.store_seq_cst(writable(head + Self::CAP64));
                     } else {
                         // ORDERING: Release pairs with the producer's SeqCst

@@ -37,7 +37,9 @@
 //!   the publisher itself has acknowledged it; a publish that started before
 //!   the acknowledgement was covered by the system call of the waiter that
 //!   requested it.
-//! - After [`PLAIN_AFTER`] fenced publishes that found nobody waiting, the
+//! - After a stretch of fenced publishes that found nobody waiting (at
+//!   first [`PLAIN_AFTER`]; doubled each time the next waiter came before
+//!   the plain stretch paid for its system call, see `Fence::fence`), the
 //!   publisher stores `PLAIN` and then loads the waiters' flag; if a waiter is
 //!   there it stores `FENCED` again before its next publish. With the waiter
 //!   storing its flag and then loading the mode, one of the two sees the
@@ -55,9 +57,12 @@ const REQUESTED: usize = 1;
 const FENCED: usize = 2;
 
 /// Fenced publishes in a row that found nobody waiting before the publisher
-/// goes back to plain stores. One `membarrier` costs about as much as this
-/// many fenced publishes.
+/// goes back to plain stores, to begin with. One `membarrier` costs about as
+/// much as this many fenced publishes.
 pub const PLAIN_AFTER: u32 = 1024;
+
+/// The longest stretch of fenced publishes [`Fence`] doubles up to.
+const MAX_FENCED_STRETCH: u32 = 1 << 20;
 
 /// The publication mode of one single endpoint.
 #[derive(Debug)]
@@ -70,6 +75,12 @@ pub(crate) struct Fence {
     ///
     /// Touched only by the single publisher.
     clean: UnsafeCell<u32>,
+    /// Publisher-owned (as `clean`): how many fenced publishes with nobody
+    /// waiting it takes to go plain; starts at [`PLAIN_AFTER`].
+    stretch: UnsafeCell<u32>,
+    /// Publisher-owned (as `clean`): the position of the last fenced
+    /// publish; once plain, the position it went plain at.
+    fenced_at: UnsafeCell<u64>,
 }
 
 impl Fence {
@@ -82,28 +93,60 @@ impl Fence {
         Self {
             mode: AtomicUsize::new(mode),
             clean: UnsafeCell::new(0),
+            stretch: UnsafeCell::new(PLAIN_AFTER),
+            fenced_at: UnsafeCell::new(0),
         }
     }
 
-    /// The publisher, before publishing: whether this publish must be a
-    /// `SeqCst` store. Acknowledges a waiter's request.
+    /// The publisher, before publishing `position` (its index after this
+    /// publish): whether this publish must be a `SeqCst` store.
+    /// Acknowledges a waiter's request.
     ///
     /// # Safety
     ///
     /// Single publisher.
     #[inline]
-    pub(crate) unsafe fn fenced(&self) -> bool {
+    pub(crate) unsafe fn fenced(&self, position: u64) -> bool {
         // ORDERING: Relaxed; the publisher reads a word only waiters write
         // (to `REQUESTED`), and a stale `PLAIN` is covered by the system call
         // of the waiter that wrote it.
         let mode = self.mode.load(Ordering::Relaxed);
-        mode != PLAIN && self.fence(mode)
+        // SAFETY: forwarded from the caller.
+        mode != PLAIN && unsafe { self.fence(mode, position) }
     }
 
     /// The publisher is fenced or asked to be; acknowledges a request.
+    ///
+    /// Going plain is a bet (ski rental): each plain publish saves what a
+    /// fenced one costs, and the next waiter pays a `membarrier`, worth
+    /// about [`PLAIN_AFTER`] of them. When a request comes after fewer plain
+    /// publishes than the stretch of fenced ones that preceded it, the bet
+    /// lost, so the next stretch is twice as long (up to
+    /// [`MAX_FENCED_STRETCH`]); when it comes later, the stretch goes back to
+    /// [`PLAIN_AFTER`].
+    ///
+    /// # Safety
+    ///
+    /// Single publisher.
     #[cold]
-    fn fence(&self, mode: usize) -> bool {
+    unsafe fn fence(&self, mode: usize, position: u64) -> bool {
+        // SAFETY: only the single publisher touches `fenced_at` and
+        // `stretch`.
+        let went_plain_at = self.fenced_at.with_mut(|at| unsafe {
+            let before = *at;
+            *at = position;
+            before
+        });
         if mode == REQUESTED {
+            // SAFETY: as above.
+            self.stretch.with_mut(|stretch| unsafe {
+                let plain = position.wrapping_sub(went_plain_at);
+                *stretch = if plain < u64::from(*stretch) {
+                    (*stretch * 2).min(MAX_FENCED_STRETCH)
+                } else {
+                    PLAIN_AFTER
+                };
+            });
             // SeqCst: the acknowledgement; waiters that read it see every
             // earlier publish (module docs).
             self.mode.store_sc(FENCED);
@@ -111,9 +154,10 @@ impl Fence {
         true
     }
 
-    /// The publisher, after a fenced publish: counts it, and after
-    /// [`PLAIN_AFTER`] in a row with `waiting()` false, goes back to plain
-    /// stores (unless a waiter turns up meanwhile).
+    /// The publisher, after a fenced publish: counts it, and after the
+    /// current stretch (at first [`PLAIN_AFTER`]) in a row with `waiting()`
+    /// false, goes back to plain stores (unless a waiter turns up
+    /// meanwhile).
     ///
     /// # Safety
     ///
@@ -140,7 +184,9 @@ impl Fence {
             *clean = if waiting() { 0 } else { *clean + 1 };
             *clean
         });
-        if clean < PLAIN_AFTER || !membarrier::available() {
+        // SAFETY: as above.
+        let stretch = self.stretch.with(|stretch| unsafe { *stretch });
+        if clean < stretch || !membarrier::available() {
             return;
         }
         // SAFETY: as above.
