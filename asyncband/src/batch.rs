@@ -1,6 +1,7 @@
 //! Moving several values in one call.
 
 use asyncband_core::chan::Chan;
+use asyncband_core::future::Reserve;
 use asyncband_core::storage::Storage;
 
 use crate::error::{SendError, TrySendError};
@@ -81,5 +82,42 @@ pub(crate) unsafe fn send_from<S: Storage>(
             }
         }
         sent += used;
+    }
+}
+
+/// Sends every value of `values`: batches through [`send_from`] while there
+/// is room, and, when full, waits in line for one slot, fills it and carries
+/// on. The future of both endpoints' `send_many`.
+///
+/// # Safety
+///
+/// As for [`send_from`], for as long as the future lives.
+pub(crate) async unsafe fn send_all<S: Storage>(
+    chan: &Chan<S>,
+    values: &mut impl Iterator<Item = S::Item>,
+) -> Result<usize, SendError<S::Item>> {
+    let mut sent = 0;
+    loop {
+        // SAFETY: the producer-side contract, from the caller.
+        let (batch, done) = unsafe { send_from(chan, values) }?;
+        sent += batch;
+        if done {
+            return Ok(sent);
+        }
+        // SAFETY: as above.
+        let reserve = unsafe { Reserve::new(chan, 1) };
+        if reserve.await.is_err() {
+            return match values.next() {
+                Some(value) => Err(SendError(value)),
+                None => Ok(sent),
+            };
+        }
+        let Some(value) = values.next() else {
+            chan.return_units(1);
+            return Ok(sent);
+        };
+        // SAFETY: the reservation above holds one unit; as above.
+        unsafe { chan.push_reserved(value) }?;
+        sent += 1;
     }
 }

@@ -275,31 +275,8 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
         &self,
         values: &mut I,
     ) -> Result<usize, SendError<F::Item>> {
-        let mut sent = 0;
-        loop {
-            // SAFETY: many producers may push concurrently.
-            let (batch, done) = unsafe { crate::batch::send_from(&self.chan, values) }?;
-            sent += batch;
-            if done {
-                return Ok(sent);
-            }
-            // Full: wait in line for one slot, then fill it and carry on.
-            // SAFETY: as above.
-            let reserve = unsafe { Reserve::new(&*self.chan, 1) };
-            if reserve.await.is_err() {
-                return match values.next() {
-                    Some(value) => Err(SendError(value)),
-                    None => Ok(sent),
-                };
-            }
-            let Some(value) = values.next() else {
-                self.chan.return_units(1);
-                return Ok(sent);
-            };
-            // SAFETY: the reservation above holds one unit; as above.
-            unsafe { self.chan.push_reserved(value) }?;
-            sent += 1;
-        }
+        // SAFETY: many producers may push concurrently.
+        unsafe { crate::batch::send_all(&self.chan, values) }.await
     }
 
     /// Closes the channel for every endpoint: sends fail from now on,

@@ -276,31 +276,8 @@ impl<F: Flavour<Senders = One>> Sender<F> {
         &mut self,
         values: &mut I,
     ) -> Result<usize, SendError<F::Item>> {
-        let mut sent = 0;
-        loop {
-            // SAFETY: `&mut self` on the only sender, held by the future.
-            let (batch, done) = unsafe { crate::batch::send_from(&self.chan, values) }?;
-            sent += batch;
-            if done {
-                return Ok(sent);
-            }
-            // Full: wait in line for one slot, then fill it and carry on.
-            // SAFETY: as above.
-            let reserve = unsafe { Reserve::new(&*self.chan, 1) };
-            if reserve.await.is_err() {
-                return match values.next() {
-                    Some(value) => Err(SendError(value)),
-                    None => Ok(sent),
-                };
-            }
-            let Some(value) = values.next() else {
-                self.chan.return_units(1);
-                return Ok(sent);
-            };
-            // SAFETY: the reservation above holds one unit; as above.
-            unsafe { self.chan.push_reserved(value) }?;
-            sent += 1;
-        }
+        // SAFETY: `&mut self` on the only sender, held by the future.
+        unsafe { crate::batch::send_all(&self.chan, values) }.await
     }
 
     /// Closes the channel: sends fail from now on, the receiver drains what
