@@ -223,7 +223,8 @@ impl<S: Storage> Chan<S> {
         match unsafe { self.storage.try_push(value) } {
             Ok(()) => {
                 self.notify_receivers();
-                // SAFETY: forwarded from the caller.
+                // SAFETY: `after_push` needs the single-producer contract,
+                // which this function's caller upholds (its `# Safety`).
                 unsafe { self.storage.after_push(|| self.waiters.rx.is_waiting()) };
                 Ok(())
             }
@@ -252,7 +253,8 @@ impl<S: Storage> Chan<S> {
             match unsafe { self.storage.try_pop() } {
                 Ok(value) => {
                     self.notify_senders();
-                    // SAFETY: forwarded from the caller.
+                    // SAFETY: `after_pop` needs the single-consumer contract,
+                    // which this function's caller upholds (its `# Safety`).
                     unsafe { self.storage.after_pop(|| self.waiters.tx.is_waiting()) };
                     return Ok(value);
                 }
@@ -371,7 +373,9 @@ impl<S: Storage> Chan<S> {
     /// With `from_producer` on a single-producer channel, the caller is the
     /// producer and no producer-side call runs at the same time.
     pub unsafe fn close(&self, from_producer: bool) -> bool {
-        // SAFETY: forwarded from the caller.
+        // SAFETY: with `from_producer` on a single-producer channel the
+        // caller is the producer and no producer-side call runs now (this
+        // function's `# Safety`), which is what `Storage::close` requires.
         let closed = unsafe { self.storage.close(from_producer) };
         self.wake_all();
         closed
@@ -446,7 +450,9 @@ impl<S: Storage> Chan<S> {
     pub unsafe fn drop_sender(&self) {
         // ORDERING: AcqRel: the last sender sees every other sender's work.
         if self.senders.fetch_sub(1, Ordering::AcqRel) == 1 {
-            // SAFETY: forwarded from the caller.
+            // SAFETY: the last sender is going away, so no other
+            // producer-side call runs; the caller (this function's
+            // `# Safety`) is that sender.
             unsafe { self.close(true) };
         }
     }
