@@ -350,15 +350,38 @@ impl<T, P: Arity, C: Arity> List<T, P, C> {
             self.tail.index.store_at(next, Ordering::Release);
             compiler_fence(Ordering::SeqCst);
         }
-        if self.boundary.is_closed() && self.boundary.settle(next) <= index {
-            // Outside the boundary: take it back (nobody reads past it).
-            // ORDERING: Relaxed, as above.
-            self.tail.index.store_at(index, Ordering::Relaxed);
-            self.tail.block.store(block, Ordering::Relaxed);
-            // SAFETY: written above, and outside the boundary.
-            return Err(unsafe { (*block).slots[(index % LAP) as usize].read() });
+        if self.boundary.is_closed() {
+            // SAFETY: the single producer, just after publishing `index`.
+            return unsafe { self.settle_push(block, index, next) };
         }
         Ok(())
+    }
+
+    /// Single producer, after publishing the value at `index` (in `block`)
+    /// on a closing channel: settles the boundary and, when it excludes the
+    /// value, takes the value back. Out of line, as `link_next_block`.
+    ///
+    /// # Safety
+    ///
+    /// Single producer; `index` was just written and published, `next` is
+    /// the index after it.
+    #[cold]
+    #[inline(never)]
+    unsafe fn settle_push(
+        &self,
+        block: *mut Block<T, P::Stamp>,
+        index: u64,
+        next: u64,
+    ) -> Result<(), T> {
+        if self.boundary.settle(next) > index {
+            return Ok(());
+        }
+        // Outside the boundary: take it back (nobody reads past it).
+        // ORDERING: Relaxed; only this producer reads its own state.
+        self.tail.index.store_at(index, Ordering::Relaxed);
+        self.tail.block.store(block, Ordering::Relaxed);
+        // SAFETY: written by the caller, and outside the boundary.
+        Err(unsafe { (*block).slots[(index % LAP) as usize].read() })
     }
 
     /// Single producer, at the last slot of its tail `block`: installs the
@@ -693,7 +716,12 @@ unsafe impl<T, P: Arity, C: Arity> Storage for List<T, P, C> {
     unsafe fn after_push(&self, waiting: impl Fn() -> bool) {
         if !P::MANY {
             // SAFETY: the single producer (caller's contract).
-            unsafe { self.fence.fenced_publish(waiting) };
+            unsafe {
+                self.fence.fenced_publish(waiting, || {
+                    // ORDERING: Relaxed; the producer reads its own index.
+                    self.tail.index.load(Ordering::Relaxed)
+                });
+            }
         }
     }
 

@@ -709,14 +709,24 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
     unsafe fn after_push(&self, waiting: impl Fn() -> bool) {
         if !P::MANY {
             // SAFETY: the single producer (caller's contract).
-            unsafe { self.tail.fence.fenced_publish(waiting) };
+            unsafe {
+                self.tail.fence.fenced_publish(waiting, || {
+                    // ORDERING: Relaxed; the producer reads its own tail.
+                    self.tail.word.load(Ordering::Relaxed)
+                });
+            }
         }
     }
 
     unsafe fn after_pop(&self, waiting: impl Fn() -> bool) {
         if !C::MANY {
             // SAFETY: the single consumer (caller's contract).
-            unsafe { self.head.fence.fenced_publish(waiting) };
+            unsafe {
+                self.head.fence.fenced_publish(waiting, || {
+                    // ORDERING: Relaxed; the consumer reads its own head.
+                    self.head.word.load(Ordering::Relaxed)
+                });
+            }
         }
     }
 

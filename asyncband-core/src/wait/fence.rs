@@ -39,7 +39,7 @@
 //!   requested it.
 //! - After a stretch of fenced publishes that found nobody waiting (at
 //!   first [`PLAIN_AFTER`]; doubled each time the next waiter came before
-//!   the plain stretch paid for its system call, see `Fence::fence`), the
+//!   the plain stretch paid for its system call, see `Fence::acknowledge`), the
 //!   publisher stores `PLAIN` and then loads the waiters' flag; if a waiter is
 //!   there it stores `FENCED` again before its next publish. With the waiter
 //!   storing its flag and then loading the mode, one of the two sees the
@@ -69,18 +69,19 @@ const MAX_FENCED_STRETCH: u32 = 1 << 20;
 pub(crate) struct Fence {
     /// `PLAIN`, `REQUESTED` or `FENCED` (module docs).
     mode: AtomicUsize,
-    /// Fenced publishes since the publisher last saw a waiter.
+    /// Fenced publishes still to go, with nobody waiting, before the
+    /// publisher goes back to plain stores; reset to `stretch` whenever it
+    /// sees a waiter.
     ///
     /// # Safety
     ///
     /// Touched only by the single publisher.
-    clean: UnsafeCell<u32>,
-    /// Publisher-owned (as `clean`): how many fenced publishes with nobody
+    left: UnsafeCell<u32>,
+    /// Publisher-owned (as `left`): how many fenced publishes with nobody
     /// waiting it takes to go plain; starts at [`PLAIN_AFTER`].
     stretch: UnsafeCell<u32>,
-    /// Publisher-owned (as `clean`): the position of the last fenced
-    /// publish; once plain, the position it went plain at.
-    fenced_at: UnsafeCell<u64>,
+    /// Publisher-owned (as `left`): the position it last went plain at.
+    plain_at: UnsafeCell<u64>,
 }
 
 impl Fence {
@@ -92,15 +93,19 @@ impl Fence {
         };
         Self {
             mode: AtomicUsize::new(mode),
-            clean: UnsafeCell::new(0),
+            left: UnsafeCell::new(PLAIN_AFTER),
             stretch: UnsafeCell::new(PLAIN_AFTER),
-            fenced_at: UnsafeCell::new(0),
+            plain_at: UnsafeCell::new(0),
         }
     }
 
     /// The publisher, before publishing `position` (its index after this
     /// publish): whether this publish must be a `SeqCst` store.
     /// Acknowledges a waiter's request.
+    ///
+    /// A channel whose waiters come often stays `FENCED` for good, so that
+    /// mode costs a compare here and no call; only the acknowledgement is
+    /// out of line.
     ///
     /// # Safety
     ///
@@ -110,12 +115,16 @@ impl Fence {
         // ORDERING: Relaxed; the publisher reads a word only waiters write
         // (to `REQUESTED`), and a stale `PLAIN` is covered by the system call
         // of the waiter that wrote it.
-        let mode = self.mode.load(Ordering::Relaxed);
-        // SAFETY: forwarded from the caller.
-        mode != PLAIN && unsafe { self.fence(mode, position) }
+        match self.mode.load(Ordering::Relaxed) {
+            PLAIN => false,
+            FENCED => true,
+            // SAFETY: forwarded from the caller.
+            _ => unsafe { self.acknowledge(position) },
+        }
     }
 
-    /// The publisher is fenced or asked to be; acknowledges a request.
+    /// The publisher was asked to fence: sizes the next fenced stretch and
+    /// acknowledges.
     ///
     /// Going plain is a bet (ski rental): each plain publish saves what a
     /// fenced one costs, and the next waiter pays a `membarrier`, worth
@@ -129,68 +138,83 @@ impl Fence {
     ///
     /// Single publisher.
     #[cold]
-    unsafe fn fence(&self, mode: usize, position: u64) -> bool {
-        // SAFETY: only the single publisher touches `fenced_at` and
-        // `stretch`.
-        let went_plain_at = self.fenced_at.with_mut(|at| unsafe {
-            let before = *at;
-            *at = position;
-            before
-        });
-        if mode == REQUESTED {
-            // SAFETY: as above.
-            self.stretch.with_mut(|stretch| unsafe {
-                let plain = position.wrapping_sub(went_plain_at);
+    unsafe fn acknowledge(&self, position: u64) -> bool {
+        // SAFETY: only the single publisher touches `plain_at`, `stretch`
+        // and `left`.
+        unsafe {
+            let plain = self.plain_at.with(|at| position.wrapping_sub(*at));
+            let stretch = self.stretch.with_mut(|stretch| {
                 *stretch = if plain < u64::from(*stretch) {
                     (*stretch * 2).min(MAX_FENCED_STRETCH)
                 } else {
                     PLAIN_AFTER
                 };
+                *stretch
             });
-            // SeqCst: the acknowledgement; waiters that read it see every
-            // earlier publish (module docs).
-            self.mode.store_sc(FENCED);
+            self.left.with_mut(|left| *left = stretch);
         }
+        // SeqCst: the acknowledgement; waiters that read it see every
+        // earlier publish (module docs).
+        self.mode.store_sc(FENCED);
         true
     }
 
     /// The publisher, after a fenced publish: counts it, and after the
     /// current stretch (at first [`PLAIN_AFTER`]) in a row with `waiting()`
     /// false, goes back to plain stores (unless a waiter turns up
-    /// meanwhile).
+    /// meanwhile). `position()` reads the publisher's index, only then.
     ///
     /// # Safety
     ///
     /// Single publisher.
     #[inline]
-    pub(crate) unsafe fn fenced_publish(&self, waiting: impl Fn() -> bool) {
+    pub(crate) unsafe fn fenced_publish(
+        &self,
+        waiting: impl Fn() -> bool,
+        position: impl FnOnce() -> u64,
+    ) {
         // ORDERING: Relaxed; only the publisher itself moves the mode away
         // from `FENCED`, so its own view of that is current.
-        if self.mode.load(Ordering::Relaxed) == FENCED {
+        if self.mode.load(Ordering::Relaxed) != FENCED {
+            return;
+        }
+        // SAFETY: only the single publisher (the caller) touches `left` and
+        // `stretch`.
+        let expired = unsafe {
+            if waiting() {
+                let stretch = self.stretch.with(|stretch| *stretch);
+                self.left.with_mut(|left| *left = stretch);
+                false
+            } else {
+                self.left.with_mut(|left| {
+                    *left -= 1;
+                    *left == 0
+                })
+            }
+        };
+        if expired {
             // SAFETY: forwarded from the caller.
-            unsafe { self.count_clean(waiting) };
+            unsafe { self.go_plain(waiting, position()) };
         }
     }
 
-    /// The counting of [`Fence::fenced_publish`], out of the plain path.
+    /// A fenced stretch ran out with nobody waiting: back to plain stores.
     ///
     /// # Safety
     ///
     /// Single publisher.
     #[cold]
-    unsafe fn count_clean(&self, waiting: impl Fn() -> bool) {
-        // SAFETY: only the single publisher touches `clean`.
-        let clean = self.clean.with_mut(|clean| unsafe {
-            *clean = if waiting() { 0 } else { *clean + 1 };
-            *clean
-        });
-        // SAFETY: as above.
-        let stretch = self.stretch.with(|stretch| unsafe { *stretch });
-        if clean < stretch || !membarrier::available() {
+    unsafe fn go_plain(&self, waiting: impl Fn() -> bool, position: u64) {
+        // SAFETY: only the single publisher touches `left`, `stretch` and
+        // `plain_at`.
+        unsafe {
+            let stretch = self.stretch.with(|stretch| *stretch);
+            self.left.with_mut(|left| *left = stretch);
+            self.plain_at.with_mut(|at| *at = position);
+        }
+        if !membarrier::available() {
             return;
         }
-        // SAFETY: as above.
-        self.clean.with_mut(|clean| unsafe { *clean = 0 });
         // SeqCst, then the flag: the publisher's half of the pattern with a
         // waiter that stores its flag, then loads the mode.
         self.mode.store_sc(PLAIN);
@@ -266,4 +290,110 @@ mod membarrier {
     const PRIVATE_EXPEDITED: libc::c_int = 1 << 3;
     #[cfg(all(target_os = "linux", not(asyncband_loom), not(miri)))]
     const REGISTER_PRIVATE_EXPEDITED: libc::c_int = 1 << 4;
+}
+
+#[cfg(all(test, not(asyncband_loom)))]
+mod tests {
+    use super::*;
+
+    /// Publishes at `positions` as a storage does (asks `fenced`, then
+    /// counts a fenced publish); whether each one was fenced.
+    fn publish(fence: &Fence, positions: std::ops::Range<u64>, waiting: bool) -> Vec<bool> {
+        positions
+            .map(|position| {
+                // SAFETY: this test is the only publisher.
+                unsafe {
+                    let fenced = fence.fenced(position);
+                    if fenced {
+                        fence.fenced_publish(|| waiting, || position);
+                    }
+                    fenced
+                }
+            })
+            .collect()
+    }
+
+    /// A fence that has published plainly for longer than any stretch, as
+    /// a channel nobody has waited on; the position to publish next.
+    fn plain_for_a_while() -> (Fence, u64) {
+        let fence = Fence::new();
+        let start = 4 * u64::from(PLAIN_AFTER);
+        let published = publish(&fence, 0..start, false);
+        assert!(published.iter().all(|&f| f != membarrier::available()));
+        (fence, start)
+    }
+
+    #[test]
+    fn a_fenced_stretch_with_nobody_waiting_goes_plain_after_plain_after_publishes() {
+        let (fence, at) = plain_for_a_while();
+        let stretch = u64::from(PLAIN_AFTER);
+        fence.before_wait();
+        let after = publish(&fence, at..at + stretch + 5, false);
+        assert!(after[..PLAIN_AFTER as usize].iter().all(|&f| f));
+        assert!(
+            after[PLAIN_AFTER as usize..]
+                .iter()
+                .all(|&f| f != membarrier::available())
+        );
+    }
+
+    #[test]
+    fn a_waiter_seen_while_fenced_restarts_the_stretch() {
+        let (fence, mut at) = plain_for_a_while();
+        let stretch = u64::from(PLAIN_AFTER);
+        fence.before_wait();
+        assert!(
+            publish(&fence, at..at + stretch / 2, false)
+                .iter()
+                .all(|&f| f)
+        );
+        at += stretch / 2;
+        // One publish sees a waiter: the count starts over.
+        assert_eq!(publish(&fence, at..at + 1, true), [true]);
+        at += 1;
+        let rest = publish(&fence, at..at + stretch, false);
+        assert!(
+            rest.iter().all(|&f| f),
+            "{PLAIN_AFTER} clean publishes since the waiter"
+        );
+        at += stretch;
+        assert_eq!(
+            publish(&fence, at..at + 1, false),
+            [!membarrier::available()]
+        );
+    }
+
+    #[test]
+    fn a_waiter_soon_after_going_plain_doubles_the_next_stretch_and_a_late_one_resets_it() {
+        let (fence, mut at) = plain_for_a_while();
+        if !membarrier::available() {
+            return;
+        }
+        let stretch = u64::from(PLAIN_AFTER);
+        fence.before_wait();
+        // PLAIN_AFTER fenced publishes, then plain.
+        assert_eq!(
+            publish(&fence, at..at + stretch + 1, false).last(),
+            Some(&false)
+        );
+        at += stretch + 1;
+        // A waiter after one plain publish: the bet lost, twice as long.
+        fence.before_wait();
+        let doubled = publish(&fence, at..at + 2 * stretch + 1, false);
+        assert!(doubled[..2 * PLAIN_AFTER as usize].iter().all(|&f| f));
+        assert!(!doubled[2 * PLAIN_AFTER as usize]);
+        at += 2 * stretch + 1;
+        // Plain for longer than that stretch before the next waiter: back to
+        // PLAIN_AFTER.
+        assert!(
+            publish(&fence, at..at + 3 * stretch, false)
+                .iter()
+                .all(|&f| !f)
+        );
+        at += 3 * stretch;
+        fence.before_wait();
+        let reset = publish(&fence, at..at + stretch + 1, false);
+        assert!(reset[..PLAIN_AFTER as usize].iter().all(|&f| f));
+        assert!(!reset[PLAIN_AFTER as usize]);
+    }
 }
