@@ -50,6 +50,7 @@ impl<S: Storage> Chan<S> {
     /// Single-producer contract of [`Chan`]; `node` stays pinned, is used
     /// only with this channel's senders and is passed to
     /// [`Chan::cancel_send`] before it goes away if `registered` is set.
+    #[inline]
     pub unsafe fn poll_send(
         &self,
         node: Pin<&TxNode<S>>,
@@ -57,38 +58,84 @@ impl<S: Storage> Chan<S> {
         value: &mut Option<S::Item>,
         cx: &mut Context<'_>,
     ) -> Poll<Result<(), SendError<S::Item>>> {
-        let on_change = |waiting| self.storage().set_waiting(waiting);
-        let mut item = value.take().expect("send polled after completion");
-        loop {
-            if *registered {
-                // SAFETY: the caller's contract on `node`.
-                let got = unsafe { self.tx_wait().register(node, cx.waker(), 1, on_change) };
-                if got > 0 {
-                    *registered = false;
-                    // SAFETY: we hold `got >= 1` units; single-producer
-                    // contract from the caller.
-                    let sent = unsafe { self.push_reserved(item) };
-                    self.return_units(got - 1);
-                    return Poll::Ready(sent);
-                }
-                self.storage().before_send_wait();
-            }
+        // The ready path, inline: a send that is not waiting and finds room.
+        if !*registered {
+            let item = value.take().expect("send polled after completion");
             // SAFETY: single-producer contract from the caller.
             match unsafe { self.storage().try_push(item) } {
                 Ok(()) => {
-                    // SAFETY: as above.
-                    unsafe { self.cancel_send(node, registered) };
                     self.notify_receivers();
                     // SAFETY: single-producer contract from the caller.
                     unsafe { self.storage().after_push(|| self.rx_wait().is_waiting()) };
                     return Poll::Ready(Ok(()));
                 }
-                Err(PushError::Closed(v)) => {
-                    // SAFETY: as above.
-                    unsafe { self.cancel_send(node, registered) };
-                    return Poll::Ready(Err(SendError(v)));
+                Err(PushError::Closed(v)) => return Poll::Ready(Err(SendError(v))),
+                // SAFETY: forwarded from the caller.
+                Err(PushError::Full(v)) => unsafe {
+                    return self.poll_send_waiting(node, registered, value, Some(v), cx);
+                },
+            }
+        }
+        // SAFETY: forwarded from the caller.
+        unsafe { self.poll_send_waiting(node, registered, value, None, cx) }
+    }
+
+    /// [`Chan::poll_send`] past the ready path: registers, re-checks, takes
+    /// grants. `full` is the value of a push that just found no room (the
+    /// next step is to register), or `None` when the sender is registered
+    /// and its value is in `*value`. Out of line, so that the ready path
+    /// inlines.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Chan::poll_send`].
+    #[inline(never)]
+    unsafe fn poll_send_waiting(
+        &self,
+        node: Pin<&TxNode<S>>,
+        registered: &mut bool,
+        value: &mut Option<S::Item>,
+        full: Option<S::Item>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), SendError<S::Item>>> {
+        let on_change = |waiting| self.storage().set_waiting(waiting);
+        let (mut item, mut just_full) = match full {
+            Some(item) => (item, true),
+            None => (value.take().expect("send polled after completion"), false),
+        };
+        loop {
+            // Unless a push just found no room, take a grant or try again.
+            if !std::mem::take(&mut just_full) {
+                if *registered {
+                    // SAFETY: the caller's contract on `node`.
+                    let got = unsafe { self.tx_wait().register(node, cx.waker(), 1, on_change) };
+                    if got > 0 {
+                        *registered = false;
+                        // SAFETY: we hold `got >= 1` units; single-producer
+                        // contract from the caller.
+                        let sent = unsafe { self.push_reserved(item) };
+                        self.return_units(got - 1);
+                        return Poll::Ready(sent);
+                    }
+                    self.storage().before_send_wait();
                 }
-                Err(PushError::Full(v)) => item = v,
+                // SAFETY: single-producer contract from the caller.
+                match unsafe { self.storage().try_push(item) } {
+                    Ok(()) => {
+                        // SAFETY: as above.
+                        unsafe { self.cancel_send(node, registered) };
+                        self.notify_receivers();
+                        // SAFETY: single-producer contract from the caller.
+                        unsafe { self.storage().after_push(|| self.rx_wait().is_waiting()) };
+                        return Poll::Ready(Ok(()));
+                    }
+                    Err(PushError::Closed(v)) => {
+                        // SAFETY: as above.
+                        unsafe { self.cancel_send(node, registered) };
+                        return Poll::Ready(Err(SendError(v)));
+                    }
+                    Err(PushError::Full(v)) => item = v,
+                }
             }
             if *registered {
                 *value = Some(item);
@@ -130,10 +177,47 @@ impl<S: Storage> Chan<S> {
     ///
     /// Single-consumer contract of [`Chan`]; `node` as for
     /// [`Chan::poll_send`], with [`Chan::cancel_recv`].
+    #[inline]
     pub unsafe fn poll_recv(
         &self,
         node: Pin<&RxNode<S>>,
         registered: &mut bool,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<S::Item, RecvError>> {
+        // The ready path, inline: a receive that is not waiting and finds a
+        // value.
+        let mut first = None;
+        if !*registered {
+            // SAFETY: single-consumer contract from the caller.
+            match unsafe { self.storage().try_pop() } {
+                Ok(value) => {
+                    self.notify_senders();
+                    // SAFETY: single-consumer contract from the caller.
+                    unsafe { self.storage().after_pop(|| self.tx_wait().is_waiting()) };
+                    return Poll::Ready(Ok(value));
+                }
+                Err(PopError::Closed) => return Poll::Ready(Err(RecvError)),
+                Err(missed) => first = Some(missed),
+            }
+        }
+        // SAFETY: forwarded from the caller.
+        unsafe { self.poll_recv_waiting(node, registered, first, cx) }
+    }
+
+    /// [`Chan::poll_recv`] past the ready path: spins on a value being
+    /// written, registers, re-checks. `first` is what a pop just found, to
+    /// act on before popping again. Out of line, so that the ready path
+    /// inlines.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Chan::poll_recv`].
+    #[inline(never)]
+    unsafe fn poll_recv_waiting(
+        &self,
+        node: Pin<&RxNode<S>>,
+        registered: &mut bool,
+        mut first: Option<PopError>,
         cx: &mut Context<'_>,
     ) -> Poll<Result<S::Item, RecvError>> {
         let mut spins = 0;
@@ -143,8 +227,12 @@ impl<S: Storage> Chan<S> {
         // with a notifier that looked at the flag before it.
         let mut rechecked = false;
         loop {
-            // SAFETY: single-consumer contract from the caller.
-            match unsafe { self.storage().try_pop() } {
+            let popped = match first.take() {
+                Some(missed) => Err(missed),
+                // SAFETY: single-consumer contract from the caller.
+                None => unsafe { self.storage().try_pop() },
+            };
+            match popped {
                 Ok(value) => {
                     // SAFETY: the caller's contract on `node`.
                     unsafe { self.cancel_recv(node, registered) };
@@ -350,6 +438,7 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Send<S, H> {
 impl<S: Storage, H: Deref<Target = Chan<S>>> Future for Send<S, H> {
     type Output = Result<(), SendError<S::Item>>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // SAFETY: `node` is never moved out of the pinned future.
         let this = unsafe { self.get_unchecked_mut() };
@@ -419,6 +508,7 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Recv<S, H> {
 impl<S: Storage, H: Deref<Target = Chan<S>>> Future for Recv<S, H> {
     type Output = Result<S::Item, RecvError>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // SAFETY: `node` is never moved out of the pinned future.
         let this = unsafe { self.get_unchecked_mut() };

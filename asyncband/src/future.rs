@@ -164,6 +164,7 @@ pub struct ClosedFuture<'a, F: Flavour> {
 impl<F: Flavour> Future for SendFuture<'_, F> {
     type Output = Result<(), SendError<F::Item>>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // SAFETY: `inner` is structurally pinned: never moved out of `self`.
         unsafe { self.map_unchecked_mut(|this| &mut this.inner) }.poll(cx)
@@ -173,6 +174,7 @@ impl<F: Flavour> Future for SendFuture<'_, F> {
 impl<F: Flavour> Future for RecvFuture<'_, F> {
     type Output = Result<F::Item, RecvError>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // SAFETY: `inner` is structurally pinned.
         unsafe { self.map_unchecked_mut(|this| &mut this.inner) }.poll(cx)
