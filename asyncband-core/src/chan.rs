@@ -152,6 +152,17 @@ impl<S: Storage> Chan<S> {
         }
     }
 
+    /// A sender has just registered to wait: capacity freed before it did
+    /// was offered to nobody, so offer it now (to the front waiter, maybe
+    /// this one). Only senders that share a queue need this: a single
+    /// sender re-checks with its own retry, and a grant to its cell would
+    /// only wake itself for a poll that finds nothing new.
+    pub(crate) fn grant_freed_before_register(&self) {
+        if <S::Senders as Arity>::MANY {
+            self.grant_senders();
+        }
+    }
+
     /// Passes `units` notifications a receiver held but did not use to the
     /// next waiting receivers.
     pub(crate) fn pass_notifications(&self, units: usize) {

@@ -146,10 +146,7 @@ impl<S: Storage> Chan<S> {
             *registered = true;
             if got == 0 {
                 self.storage().before_send_wait();
-                // Capacity freed before we registered was offered to nobody:
-                // offer it now (to the front waiter, maybe us). A single
-                // sender re-checks with its retry instead.
-                self.grant_senders();
+                self.grant_freed_before_register();
                 self.nudge_receivers();
             }
         }
@@ -382,7 +379,7 @@ impl<S: Storage> Chan<S> {
             *registered = true;
             if got == 0 {
                 self.storage().before_send_wait();
-                self.grant_senders();
+                self.grant_freed_before_register();
                 self.nudge_receivers();
             }
         }
