@@ -21,6 +21,7 @@ use std::ops::Deref;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use crate::arity::Arity;
 use crate::chan::{Chan, RxWait, TxWait};
 use crate::error::{RecvError, SendError};
 use crate::storage::{PopError, PushError, Storage};
@@ -103,21 +104,30 @@ impl<S: Storage> Chan<S> {
             Some(item) => (item, true),
             None => (value.take().expect("send polled after completion"), false),
         };
+        // Set right after registering: the barrier is done, and a single
+        // sender has no grant to look for.
+        let mut just_registered = false;
         loop {
             // Unless a push just found no room, take a grant or try again.
             if !std::mem::take(&mut just_full) {
                 if *registered {
-                    // SAFETY: the caller's contract on `node`.
-                    let got = unsafe { self.tx_wait().register(node, cx.waker(), 1, on_change) };
-                    if got > 0 {
-                        *registered = false;
-                        // SAFETY: we hold `got >= 1` units; single-producer
-                        // contract from the caller.
-                        let sent = unsafe { self.push_reserved(item) };
-                        self.return_units(got - 1);
-                        return Poll::Ready(sent);
+                    let fresh = std::mem::take(&mut just_registered);
+                    if !fresh || <S::Senders as Arity>::MANY {
+                        // SAFETY: the caller's contract on `node`.
+                        let got =
+                            unsafe { self.tx_wait().register(node, cx.waker(), 1, on_change) };
+                        if got > 0 {
+                            *registered = false;
+                            // SAFETY: we hold `got >= 1` units; single-producer
+                            // contract from the caller.
+                            let sent = unsafe { self.push_reserved(item) };
+                            self.return_units(got - 1);
+                            return Poll::Ready(sent);
+                        }
                     }
-                    self.storage().before_send_wait();
+                    if !fresh {
+                        self.storage().before_send_wait();
+                    }
                 }
                 // SAFETY: single-producer contract from the caller.
                 match unsafe { self.storage().try_push(item) } {
@@ -148,6 +158,7 @@ impl<S: Storage> Chan<S> {
                 self.storage().before_send_wait();
                 self.grant_freed_before_register();
                 self.nudge_receivers();
+                just_registered = true;
             }
         }
     }
@@ -342,20 +353,27 @@ impl<S: Storage> Chan<S> {
         cx: &mut Context<'_>,
     ) -> Poll<Result<(), SendError<()>>> {
         let on_change = |waiting| self.storage().set_waiting(waiting);
+        // As in `poll_send_waiting`.
+        let mut just_registered = false;
         loop {
             if *registered {
-                // SAFETY: the caller's contract on `node`.
-                let got = unsafe { self.tx_wait().register(node, cx.waker(), n, on_change) };
-                if got > 0 {
-                    *registered = false;
-                    if got == n {
-                        return Poll::Ready(Ok(()));
+                let fresh = std::mem::take(&mut just_registered);
+                if !fresh || <S::Senders as Arity>::MANY {
+                    // SAFETY: the caller's contract on `node`.
+                    let got = unsafe { self.tx_wait().register(node, cx.waker(), n, on_change) };
+                    if got > 0 {
+                        *registered = false;
+                        if got == n {
+                            return Poll::Ready(Ok(()));
+                        }
+                        // Woken part-way by a close: give the part back.
+                        self.return_units(got);
+                        return Poll::Ready(Err(SendError(())));
                     }
-                    // Woken part-way by a close: give the part back.
-                    self.return_units(got);
-                    return Poll::Ready(Err(SendError(())));
                 }
-                self.storage().before_send_wait();
+                if !fresh {
+                    self.storage().before_send_wait();
+                }
             }
             // SAFETY: single-producer contract from the caller.
             match unsafe { self.storage().try_acquire(n) } {
@@ -381,6 +399,7 @@ impl<S: Storage> Chan<S> {
                 self.storage().before_send_wait();
                 self.grant_freed_before_register();
                 self.nudge_receivers();
+                just_registered = true;
             }
         }
     }
