@@ -501,30 +501,20 @@ impl<T, P: Arity, C: Arity> List<T, P, C> {
     }
 
     /// Many consumers: reads the claimed `index` in `block`, moving the head
-    /// on and retiring the block after its last slot.
+    /// on and retiring the block after its last slot. The block crossing is
+    /// out of line (`leave_block`, `retire_block`), so that the common read
+    /// inlines.
     ///
     /// # Safety
     ///
     /// The caller claimed `index`, which lives in `block`.
+    #[inline]
     unsafe fn take_claimed(&self, block: *mut Block<T, P::Stamp>, index: u64) -> T {
         let offset = index % LAP;
-        if offset + 1 == BLOCK as u64 {
-            // We hold the sentinel: the producer of this slot links the next
-            // block right after its claim.
-            let mut spins = 0;
-            let following = loop {
-                // SAFETY: the block lives until its last slot (ours) is read.
-                // ORDERING: Acquire pairs with the producer's Release link.
-                let next = unsafe { (*block).next.load(Ordering::Acquire) };
-                if !next.is_null() {
-                    break next;
-                }
-                Self::pause(&mut spins);
-            };
-            // ORDERING: Release pairs with the Acquire loads in `claim_head`.
-            self.head.block.store(following, Ordering::Release);
-            // ORDERING: Release moves the head off the sentinel.
-            self.head.index.fetch_add(1, Ordering::Release);
+        let last = offset + 1 == BLOCK as u64;
+        if last {
+            // SAFETY: we claimed the sentinel `index` of `block`.
+            unsafe { self.leave_block(block) };
         }
         // SAFETY: `block` is alive: its slot `offset` is ours and unread.
         let slot = unsafe { &(*block).slots[offset as usize] };
@@ -537,23 +527,64 @@ impl<T, P: Arity, C: Arity> List<T, P, C> {
         let value = unsafe { slot.read() };
         // ORDERING: Release pairs with the retiring consumer's Acquire check.
         slot.stamp.store(consumed(index), Ordering::Release);
-        if offset + 1 == BLOCK as u64 {
-            let first = index - offset;
-            // SAFETY: the block lives until we put it in the pool below.
-            let slots = unsafe { &(*block).slots };
-            for (k, other) in (0..).zip(slots) {
-                let mut spins = 0;
-                // ORDERING: Acquire pairs with each reader's Release mark, so
-                // their reads happen before the block is reused.
-                while other.stamp.load(Ordering::Acquire) != consumed(first + k) {
-                    Self::pause(&mut spins);
-                }
-            }
-            // SAFETY: every slot has been read; producers and consumers never
-            // dereference a block the ends have moved past.
-            unsafe { self.pool.put(block) };
+        if last {
+            // SAFETY: we read the last slot of `block`, whose first index is
+            // `index - offset`.
+            unsafe { self.retire_block(block, index - offset) };
         }
         value
+    }
+
+    /// Many consumers, holding the sentinel (last) slot of `block`: waits
+    /// for the next block's link and moves the head onto it.
+    ///
+    /// # Safety
+    ///
+    /// The caller claimed the last index of `block`.
+    #[cold]
+    #[inline(never)]
+    unsafe fn leave_block(&self, block: *mut Block<T, P::Stamp>) {
+        // We hold the sentinel: the producer of this slot links the next
+        // block right after its claim.
+        let mut spins = 0;
+        let following = loop {
+            // SAFETY: the block lives until its last slot (ours) is read.
+            // ORDERING: Acquire pairs with the producer's Release link.
+            let next = unsafe { (*block).next.load(Ordering::Acquire) };
+            if !next.is_null() {
+                break next;
+            }
+            Self::pause(&mut spins);
+        };
+        // ORDERING: Release pairs with the Acquire loads in `claim_head`.
+        self.head.block.store(following, Ordering::Release);
+        // ORDERING: Release moves the head off the sentinel.
+        self.head.index.fetch_add(1, Ordering::Release);
+    }
+
+    /// Many consumers, after reading the last slot of `block` (whose first
+    /// index is `first`): waits for every other reader of the block, then
+    /// puts it in the pool.
+    ///
+    /// # Safety
+    ///
+    /// The caller read the last slot of `block`.
+    #[cold]
+    #[inline(never)]
+    unsafe fn retire_block(&self, block: *mut Block<T, P::Stamp>, first: u64) {
+        // SAFETY: the block lives until we put it in the pool below.
+        let slots = unsafe { &(*block).slots };
+        for (k, other) in (0..).zip(slots) {
+            let mut spins = 0;
+            // ORDERING: Acquire pairs with each reader's Release mark, so
+            // their reads happen before the block is reused.
+            while other.stamp.load(Ordering::Acquire) != consumed(first + k) {
+                Self::pause(&mut spins);
+            }
+        }
+        // SAFETY: every slot has been read; producers and consumers never
+        // dereference a block the ends have moved past.
+        unsafe { self.pool.put(block) };
     }
 }
 
