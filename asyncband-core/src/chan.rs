@@ -244,6 +244,20 @@ impl<S: Storage> Chan<S> {
         }
     }
 
+    /// After a value was popped: wakes a sender waiting for the room, and
+    /// lets a fenced single consumer count the publish (`wait/fence.rs`).
+    ///
+    /// # Safety
+    ///
+    /// Single-consumer contract (module docs).
+    #[inline]
+    pub(crate) unsafe fn popped(&self) {
+        self.notify_senders();
+        // SAFETY: `after_pop` needs the single-consumer contract, which this
+        // function's caller upholds (its `# Safety`).
+        unsafe { self.storage.after_pop(|| self.waiters.tx.is_waiting()) };
+    }
+
     /// Receives the next value if one is ready.
     ///
     /// # Errors
@@ -263,10 +277,8 @@ impl<S: Storage> Chan<S> {
             // SAFETY: forwarded from the caller.
             match unsafe { self.storage.try_pop() } {
                 Ok(value) => {
-                    self.notify_senders();
-                    // SAFETY: `after_pop` needs the single-consumer contract,
-                    // which this function's caller upholds (its `# Safety`).
-                    unsafe { self.storage.after_pop(|| self.waiters.tx.is_waiting()) };
+                    // SAFETY: forwarded from the caller (single consumer).
+                    unsafe { self.popped() };
                     return Ok(value);
                 }
                 Err(PopError::Empty) => return Err(TryRecvError::Empty),

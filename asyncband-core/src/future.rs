@@ -23,7 +23,7 @@ use std::task::{Context, Poll};
 
 use crate::arity::Arity;
 use crate::chan::{Chan, RxWait, TxWait};
-use crate::error::{RecvError, SendError};
+use crate::error::{RecvError, SendError, TrySendError};
 use crate::storage::{PopError, PushError, Storage};
 use crate::sync::{spin_hint, thread};
 use crate::wait::{QueueNode, WaitSet};
@@ -63,16 +63,11 @@ impl<S: Storage> Chan<S> {
         if !*registered {
             let item = value.take().expect("send polled after completion");
             // SAFETY: single-producer contract from the caller.
-            match unsafe { self.storage().try_push(item) } {
-                Ok(()) => {
-                    self.notify_receivers();
-                    // SAFETY: single-producer contract from the caller.
-                    unsafe { self.storage().after_push(|| self.rx_wait().is_waiting()) };
-                    return Poll::Ready(Ok(()));
-                }
-                Err(PushError::Closed(v)) => return Poll::Ready(Err(SendError(v))),
+            match unsafe { self.try_send_unchecked(item) } {
+                Ok(()) => return Poll::Ready(Ok(())),
+                Err(TrySendError::Disconnected(v)) => return Poll::Ready(Err(SendError(v))),
                 // SAFETY: forwarded from the caller.
-                Err(PushError::Full(v)) => unsafe {
+                Err(TrySendError::Full(v)) => unsafe {
                     return self.poll_send_waiting(node, registered, value, Some(v), cx);
                 },
             }
@@ -81,11 +76,10 @@ impl<S: Storage> Chan<S> {
         unsafe { self.poll_send_waiting(node, registered, value, None, cx) }
     }
 
-    /// [`Chan::poll_send`] past the ready path: registers, re-checks, takes
-    /// grants. `full` is the value of a push that just found no room (the
-    /// next step is to register), or `None` when the sender is registered
-    /// and its value is in `*value`. Out of line, so that the ready path
-    /// inlines.
+    /// [`Chan::poll_send`] past the ready path: registers (or takes a
+    /// grant), then re-checks once. `full` is the value of a push that just
+    /// found no room, or `None` when the sender is registered and its value
+    /// is in `*value`. Out of line, so that the ready path inlines.
     ///
     /// # Safety
     ///
@@ -99,68 +93,82 @@ impl<S: Storage> Chan<S> {
         full: Option<S::Item>,
         cx: &mut Context<'_>,
     ) -> Poll<Result<(), SendError<S::Item>>> {
-        let on_change = |waiting| self.storage().set_waiting(waiting);
-        let (mut item, mut just_full) = match full {
-            Some(item) => (item, true),
-            None => (value.take().expect("send polled after completion"), false),
-        };
-        // Set right after registering: the barrier is done, and a single
-        // sender has no grant to look for.
-        let mut just_registered = false;
-        loop {
-            // Unless a push just found no room, take a grant or try again.
-            if !std::mem::take(&mut just_full) {
-                if *registered {
-                    let fresh = std::mem::take(&mut just_registered);
-                    if !fresh || <S::Senders as Arity>::MANY {
-                        // SAFETY: the caller's contract on `node`.
-                        let got =
-                            unsafe { self.tx_wait().register(node, cx.waker(), 1, on_change) };
-                        if got > 0 {
-                            *registered = false;
-                            // SAFETY: we hold `got >= 1` units; single-producer
-                            // contract from the caller.
-                            let sent = unsafe { self.push_reserved(item) };
-                            self.return_units(got - 1);
-                            return Poll::Ready(sent);
-                        }
-                    }
-                    if !fresh {
-                        self.storage().before_send_wait();
-                    }
-                }
-                // SAFETY: single-producer contract from the caller.
-                match unsafe { self.storage().try_push(item) } {
-                    Ok(()) => {
-                        // SAFETY: as above.
-                        unsafe { self.cancel_send(node, registered) };
-                        self.notify_receivers();
-                        // SAFETY: single-producer contract from the caller.
-                        unsafe { self.storage().after_push(|| self.rx_wait().is_waiting()) };
-                        return Poll::Ready(Ok(()));
-                    }
-                    Err(PushError::Closed(v)) => {
-                        // SAFETY: as above.
-                        unsafe { self.cancel_send(node, registered) };
-                        return Poll::Ready(Err(SendError(v)));
-                    }
-                    Err(PushError::Full(v)) => item = v,
-                }
+        let item = full.unwrap_or_else(|| value.take().expect("send polled after completion"));
+        // SAFETY: forwarded from the caller.
+        let got = unsafe { self.wait_for_units(node, registered, 1, cx) };
+        if got > 0 {
+            // SAFETY: we hold `got >= 1` units; single-producer contract from
+            // the caller.
+            let sent = unsafe { self.push_reserved(item) };
+            self.return_units(got - 1);
+            return Poll::Ready(sent);
+        }
+        // SAFETY: single-producer contract from the caller.
+        match unsafe { self.try_send_unchecked(item) } {
+            Ok(()) => {
+                // SAFETY: the caller's contract on `node`.
+                unsafe { self.cancel_send(node, registered) };
+                Poll::Ready(Ok(()))
             }
-            if *registered {
-                *value = Some(item);
-                return Poll::Pending;
+            Err(TrySendError::Disconnected(v)) => {
+                // SAFETY: as above.
+                unsafe { self.cancel_send(node, registered) };
+                Poll::Ready(Err(SendError(v)))
             }
-            // SAFETY: as above.
-            let got = unsafe { self.tx_wait().register(node, cx.waker(), 1, on_change) };
-            *registered = true;
-            if got == 0 {
-                self.storage().before_send_wait();
-                self.grant_freed_before_register();
-                self.nudge_receivers();
-                just_registered = true;
+            Err(TrySendError::Full(v)) => {
+                *value = Some(v);
+                Poll::Pending
             }
         }
+    }
+
+    /// A sender (a send or a reservation) that found no room for `need`
+    /// units: registers, or refreshes its registration, and returns the
+    /// units granted to it (its node is then idle again). With none, the
+    /// flag is raised and the barrier done, and the caller re-checks the
+    /// storage once before it returns `Pending`.
+    ///
+    /// The first registration also offers capacity freed before it to the
+    /// front waiter (with many senders, maybe this one, which it then
+    /// collects) and nudges the receivers (`Chan::nudge_receivers`).
+    ///
+    /// # Safety
+    ///
+    /// `node` as for [`Chan::poll_send`].
+    unsafe fn wait_for_units(
+        &self,
+        node: Pin<&TxNode<S>>,
+        registered: &mut bool,
+        need: usize,
+        cx: &mut Context<'_>,
+    ) -> usize {
+        let on_change = |waiting| self.storage().set_waiting(waiting);
+        // SAFETY: the caller's contract on `node`.
+        let register = || unsafe { self.tx_wait().register(node, cx.waker(), need, on_change) };
+        let got = if *registered {
+            let got = register();
+            if got == 0 {
+                self.storage().before_send_wait();
+            }
+            got
+        } else {
+            let got = register();
+            debug_assert_eq!(got, 0, "an idle node holds no grant");
+            *registered = true;
+            self.storage().before_send_wait();
+            self.grant_freed_before_register();
+            self.nudge_receivers();
+            if <S::Senders as Arity>::MANY {
+                register()
+            } else {
+                // A single sender's cell carries no grants.
+                0
+            }
+        };
+        if got > 0 {
+            *registered = false;
+        }
+        got
     }
 
     /// Leaves the senders' wait set, passing on any capacity granted.
@@ -199,9 +207,8 @@ impl<S: Storage> Chan<S> {
             // SAFETY: single-consumer contract from the caller.
             match unsafe { self.storage().try_pop() } {
                 Ok(value) => {
-                    self.notify_senders();
                     // SAFETY: single-consumer contract from the caller.
-                    unsafe { self.storage().after_pop(|| self.tx_wait().is_waiting()) };
+                    unsafe { self.popped() };
                     return Poll::Ready(Ok(value));
                 }
                 Err(PopError::Closed) => return Poll::Ready(Err(RecvError)),
@@ -235,18 +242,17 @@ impl<S: Storage> Chan<S> {
         // with a notifier that looked at the flag before it.
         let mut rechecked = false;
         loop {
-            let popped = match first.take() {
+            let attempt = match first.take() {
                 Some(missed) => Err(missed),
                 // SAFETY: single-consumer contract from the caller.
                 None => unsafe { self.storage().try_pop() },
             };
-            match popped {
+            match attempt {
                 Ok(value) => {
                     // SAFETY: the caller's contract on `node`.
                     unsafe { self.cancel_recv(node, registered) };
-                    self.notify_senders();
                     // SAFETY: single-consumer contract from the caller.
-                    unsafe { self.storage().after_pop(|| self.tx_wait().is_waiting()) };
+                    unsafe { self.popped() };
                     return Poll::Ready(Ok(value));
                 }
                 Err(PopError::Closed) => {
@@ -352,55 +358,37 @@ impl<S: Storage> Chan<S> {
         n: usize,
         cx: &mut Context<'_>,
     ) -> Poll<Result<(), SendError<()>>> {
-        let on_change = |waiting| self.storage().set_waiting(waiting);
-        // As in `poll_send_waiting`.
-        let mut just_registered = false;
-        loop {
-            if *registered {
-                let fresh = std::mem::take(&mut just_registered);
-                if !fresh || <S::Senders as Arity>::MANY {
-                    // SAFETY: the caller's contract on `node`.
-                    let got = unsafe { self.tx_wait().register(node, cx.waker(), n, on_change) };
-                    if got > 0 {
-                        *registered = false;
-                        if got == n {
-                            return Poll::Ready(Ok(()));
-                        }
-                        // Woken part-way by a close: give the part back.
-                        self.return_units(got);
-                        return Poll::Ready(Err(SendError(())));
-                    }
-                }
-                if !fresh {
-                    self.storage().before_send_wait();
-                }
-            }
+        if !*registered {
             // SAFETY: single-producer contract from the caller.
             match unsafe { self.storage().try_acquire(n) } {
-                Ok(()) => {
-                    // SAFETY: as above.
-                    unsafe { self.cancel_send(node, registered) };
-                    return Poll::Ready(Ok(()));
-                }
-                Err(PushError::Closed(())) => {
-                    // SAFETY: as above.
-                    unsafe { self.cancel_send(node, registered) };
-                    return Poll::Ready(Err(SendError(())));
-                }
+                Ok(()) => return Poll::Ready(Ok(())),
+                Err(PushError::Closed(())) => return Poll::Ready(Err(SendError(()))),
                 Err(PushError::Full(())) => {}
             }
-            if *registered {
-                return Poll::Pending;
+        }
+        // SAFETY: forwarded from the caller.
+        let got = unsafe { self.wait_for_units(node, registered, n, cx) };
+        if got == n {
+            return Poll::Ready(Ok(()));
+        }
+        if got > 0 {
+            // Woken part-way by a close: give the part back.
+            self.return_units(got);
+            return Poll::Ready(Err(SendError(())));
+        }
+        // SAFETY: single-producer contract from the caller.
+        match unsafe { self.storage().try_acquire(n) } {
+            Ok(()) => {
+                // SAFETY: the caller's contract on `node`.
+                unsafe { self.cancel_send(node, registered) };
+                Poll::Ready(Ok(()))
             }
-            // SAFETY: as above.
-            let got = unsafe { self.tx_wait().register(node, cx.waker(), n, on_change) };
-            *registered = true;
-            if got == 0 {
-                self.storage().before_send_wait();
-                self.grant_freed_before_register();
-                self.nudge_receivers();
-                just_registered = true;
+            Err(PushError::Closed(())) => {
+                // SAFETY: as above.
+                unsafe { self.cancel_send(node, registered) };
+                Poll::Ready(Err(SendError(())))
             }
+            Err(PushError::Full(())) => Poll::Pending,
         }
     }
 }
