@@ -233,15 +233,58 @@ impl<S: Storage> Chan<S> {
         // SAFETY: forwarded from the caller.
         match unsafe { self.storage.try_push(value) } {
             Ok(()) => {
-                self.notify_receivers();
-                // SAFETY: `after_push` needs the single-producer contract,
-                // which this function's caller upholds (its `# Safety`).
-                unsafe { self.storage.after_push(|| self.waiters.rx.is_waiting()) };
+                // SAFETY: forwarded from the caller.
+                unsafe { self.pushed() };
                 Ok(())
             }
             Err(PushError::Full(value)) => Err(TrySendError::Full(value)),
             Err(PushError::Closed(value)) => Err(TrySendError::Disconnected(value)),
         }
+    }
+
+    /// As [`Chan::try_send_unchecked`], with the value in `*value`, taken
+    /// out only by a send that succeeds (see [`Storage::try_push_from`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`Chan::try_send_unchecked`]; the value is then still in `*value`.
+    ///
+    /// # Safety
+    ///
+    /// Single-producer contract (module docs), and `*value` holds a value.
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "every send's ready path; as `Ring::try_push_from`, LLVM otherwise leaves it out of line"
+    )]
+    pub unsafe fn try_send_from(
+        &self,
+        value: &mut Option<S::Item>,
+    ) -> Result<(), TrySendError<()>> {
+        // SAFETY: forwarded from the caller.
+        match unsafe { self.storage.try_push_from(value) } {
+            Ok(()) => {
+                // SAFETY: forwarded from the caller.
+                unsafe { self.pushed() };
+                Ok(())
+            }
+            Err(PushError::Full(())) => Err(TrySendError::Full(())),
+            Err(PushError::Closed(())) => Err(TrySendError::Disconnected(())),
+        }
+    }
+
+    /// After a value was pushed: wakes a waiting receiver, and lets a fenced
+    /// single producer count the publish (`wait/fence.rs`).
+    ///
+    /// # Safety
+    ///
+    /// Single-producer contract (module docs).
+    #[inline]
+    unsafe fn pushed(&self) {
+        self.notify_receivers();
+        // SAFETY: `after_push` needs the single-producer contract, which this
+        // function's caller upholds (its `# Safety`).
+        unsafe { self.storage.after_push(|| self.waiters.rx.is_waiting()) };
     }
 
     /// After a value was popped: wakes a sender waiting for the room, and

@@ -59,27 +59,26 @@ impl<S: Storage> Chan<S> {
         value: &mut Option<S::Item>,
         cx: &mut Context<'_>,
     ) -> Poll<Result<(), SendError<S::Item>>> {
-        // The ready path, inline: a send that is not waiting and finds room.
+        assert!(value.is_some(), "send polled after completion");
+        // The ready path, inline: a send that is not waiting and finds room
+        // moves its value straight from `*value` into its slot.
         if !*registered {
-            let item = value.take().expect("send polled after completion");
             // SAFETY: single-producer contract from the caller.
-            match unsafe { self.try_send_unchecked(item) } {
+            match unsafe { self.try_send_from(value) } {
                 Ok(()) => return Poll::Ready(Ok(())),
-                Err(TrySendError::Disconnected(v)) => return Poll::Ready(Err(SendError(v))),
-                // SAFETY: forwarded from the caller.
-                Err(TrySendError::Full(v)) => unsafe {
-                    return self.poll_send_waiting(node, registered, value, Some(v), cx);
-                },
+                Err(TrySendError::Disconnected(())) => {
+                    return Poll::Ready(Err(SendError(held(value))));
+                }
+                Err(TrySendError::Full(())) => {}
             }
         }
         // SAFETY: forwarded from the caller.
-        unsafe { self.poll_send_waiting(node, registered, value, None, cx) }
+        unsafe { self.poll_send_waiting(node, registered, value, cx) }
     }
 
     /// [`Chan::poll_send`] past the ready path: registers (or takes a
-    /// grant), then re-checks once. `full` is the value of a push that just
-    /// found no room, or `None` when the sender is registered and its value
-    /// is in `*value`. Out of line, so that the ready path inlines.
+    /// grant), then re-checks once. The value stays in `*value` until it is
+    /// sent. Out of line, so that the ready path inlines.
     ///
     /// # Safety
     ///
@@ -90,35 +89,30 @@ impl<S: Storage> Chan<S> {
         node: Pin<&TxNode<S>>,
         registered: &mut bool,
         value: &mut Option<S::Item>,
-        full: Option<S::Item>,
         cx: &mut Context<'_>,
     ) -> Poll<Result<(), SendError<S::Item>>> {
-        let item = full.unwrap_or_else(|| value.take().expect("send polled after completion"));
         // SAFETY: forwarded from the caller.
         let got = unsafe { self.wait_for_units(node, registered, 1, cx) };
         if got > 0 {
             // SAFETY: we hold `got >= 1` units; single-producer contract from
             // the caller.
-            let sent = unsafe { self.push_reserved(item) };
+            let sent = unsafe { self.push_reserved(held(value)) };
             self.return_units(got - 1);
             return Poll::Ready(sent);
         }
         // SAFETY: single-producer contract from the caller.
-        match unsafe { self.try_send_unchecked(item) } {
+        match unsafe { self.try_send_from(value) } {
             Ok(()) => {
                 // SAFETY: the caller's contract on `node`.
                 unsafe { self.cancel_send(node, registered) };
                 Poll::Ready(Ok(()))
             }
-            Err(TrySendError::Disconnected(v)) => {
+            Err(TrySendError::Disconnected(())) => {
                 // SAFETY: as above.
                 unsafe { self.cancel_send(node, registered) };
-                Poll::Ready(Err(SendError(v)))
+                Poll::Ready(Err(SendError(held(value))))
             }
-            Err(TrySendError::Full(v)) => {
-                *value = Some(v);
-                Poll::Pending
-            }
+            Err(TrySendError::Full(())) => Poll::Pending,
         }
     }
 
@@ -391,6 +385,14 @@ impl<S: Storage> Chan<S> {
             Err(PushError::Full(())) => Poll::Pending,
         }
     }
+}
+
+/// The value a send still holds, to hand back in a [`SendError`] or push
+/// through a granted unit.
+fn held<T>(value: &mut Option<T>) -> T {
+    value
+        .take()
+        .expect("a send holds its value until it is sent")
 }
 
 /// Sends one value, waiting for capacity.

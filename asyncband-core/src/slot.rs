@@ -134,6 +134,20 @@ impl<T, S: Stamp> Slot<T, S> {
         self.value.with_mut(|cell| unsafe { (*cell).write(value) });
     }
 
+    /// Moves the value out of `*value` in, leaving `None`. Taken here, next
+    /// to the write, so that the compiler copies a large value once,
+    /// straight from the option's payload into the slot.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Slot::write`], and `*value` holds a value.
+    #[inline]
+    pub(crate) unsafe fn write_from(&self, value: &mut Option<T>) {
+        // SAFETY: `*value` holds a value (caller's contract); the caller
+        // owns the empty slot.
+        unsafe { self.write(value.take().unwrap_unchecked()) };
+    }
+
     /// Moves the value out.
     ///
     /// # Safety

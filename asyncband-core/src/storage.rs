@@ -70,6 +70,35 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     /// same time.
     unsafe fn try_push(&self, value: Self::Item) -> Result<(), PushError<Self::Item>>;
 
+    /// As [`Storage::try_push`], with the value in `*value`. A send future
+    /// pushes straight from its own field: the ring moves the value out only
+    /// once it has a slot for it, so a large value is copied once, into the
+    /// slot, and one that does not fit is not copied at all. This default
+    /// (the list's) takes it first and puts it back when the push fails.
+    ///
+    /// # Errors
+    ///
+    /// As [`Storage::try_push`]; the value is then back in `*value`.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Storage::try_push`], and `*value` holds a value.
+    unsafe fn try_push_from(&self, value: &mut Option<Self::Item>) -> Result<(), PushError<()>> {
+        let item = value.take().expect("a value to push");
+        // SAFETY: forwarded from the caller.
+        match unsafe { self.try_push(item) } {
+            Ok(()) => Ok(()),
+            Err(PushError::Full(item)) => {
+                *value = Some(item);
+                Err(PushError::Full(()))
+            }
+            Err(PushError::Closed(item)) => {
+                *value = Some(item);
+                Err(PushError::Closed(()))
+            }
+        }
+    }
+
     /// Pops the next value.
     ///
     /// # Errors
