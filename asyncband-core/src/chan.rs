@@ -233,7 +233,8 @@ impl<S: Storage> Chan<S> {
         // SAFETY: forwarded from the caller.
         match unsafe { self.storage.try_push(value) } {
             Ok(()) => {
-                // SAFETY: forwarded from the caller.
+                // SAFETY: `pushed` needs the single-producer contract, which
+                // this function's caller upholds (its `# Safety`).
                 unsafe { self.pushed() };
                 Ok(())
             }
@@ -264,7 +265,8 @@ impl<S: Storage> Chan<S> {
         // SAFETY: forwarded from the caller.
         match unsafe { self.storage.try_push_from(value) } {
             Ok(()) => {
-                // SAFETY: forwarded from the caller.
+                // SAFETY: `pushed` needs the single-producer contract, which
+                // this function's caller upholds (its `# Safety`).
                 unsafe { self.pushed() };
                 Ok(())
             }
