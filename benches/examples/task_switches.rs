@@ -1,18 +1,21 @@
 //! How often each side of a tokio channel waits, and what a message costs,
-//! asyncband against kanal: one producer task and one consumer task on a
-//! two-worker runtime, bounded 1 or 64, `u64`, 16,384 messages per run.
+//! asyncband against kanal: P producer tasks and one consumer task, bounded
+//! 1, 64 or 4096, `u64`, 16,384 messages per run (P = 1 uses
+//! `asyncband::spsc`, more `asyncband::mpsc`).
 //!
-//! The divan cell `tokio_runtime::workers_2_p1` times the same workload; this
-//! probe also counts the polls that returned `Pending` (each one is a task
+//! The divan cells `tokio_runtime::*` time the same workloads; this probe
+//! also counts the polls that returned `Pending` (each one is a task
 //! switch), so a gap in time can be told apart from a gap in switches.
 //!
 //! ```sh
-//! cargo run --release -p asyncband-benches --example task_switches -- 16 64
+//! cargo run --release -p asyncband-benches --example task_switches -- 16 64 4 0
 //! ```
 //!
-//! runs 16 rounds at capacity 64 (the other choice is 1), alternating the
-//! two channels, 50 runs per round, and prints each round's median ns per
-//! message and the `Pending` counts.
+//! runs 16 rounds at capacity 64 with 4 producers on a current-thread
+//! runtime (the last argument is the number of tokio workers, 0 for
+//! current-thread; defaults: 8 rounds, capacity 64, 1 producer, 2 workers),
+//! alternating the two channels, 50 runs per round, and prints each round's
+//! median ns per message and the `Pending` counts.
 
 use std::future::Future;
 use std::pin::{Pin, pin};
@@ -46,7 +49,7 @@ impl<F: Future + Unpin> Future for Counted<'_, F> {
 }
 
 /// One run of one channel.
-type Run = fn(&Runtime, &'static Waits);
+type Run = fn(&Runtime, &'static Waits, u64);
 
 /// `Pending` polls of the sends and of the receives, over one round.
 #[derive(Default)]
@@ -55,49 +58,77 @@ struct Waits {
     recvs: AtomicUsize,
 }
 
-/// A run of one producer and one consumer over the channel `$make` builds
+/// A run of `producers` producers and one consumer over the channel whose
+/// senders and receiver `$make(producers)` returns
 /// (with `CAP` in scope), as the function `$name::<CAP>`.
 macro_rules! run {
     ($name:ident, $make:expr) => {
-        fn $name<const CAP: usize>(runtime: &Runtime, waits: &'static Waits) {
+        #[allow(
+            unused_mut,
+            reason = "kanal's and asyncband mpsc's endpoints need no `mut`"
+        )]
+        fn $name<const CAP: usize>(runtime: &Runtime, waits: &'static Waits, producers: u64) {
             runtime.block_on(async {
-                #[allow(unused_mut, reason = "kanal's endpoints need no `mut`")]
-                let (mut tx, mut rx) = $make;
+                let (senders, mut rx) = $make(producers);
+                let per_producer = MESSAGES / producers;
                 let consumer = tokio::spawn(async move {
-                    let mut next = 0;
+                    let mut next = vec![0; usize::try_from(producers).expect("few producers")];
+                    let mut received = 0;
                     while let Ok(value) = (Counted {
                         future: pin!(rx.recv()),
                         pending: &waits.recvs,
                     })
                     .await
                     {
-                        assert_eq!(value, next, "out of order");
-                        next += 1;
+                        let from = usize::try_from(value / per_producer).expect("few producers");
+                        assert_eq!(value % per_producer, next[from], "out of order");
+                        next[from] += 1;
+                        received += 1;
                     }
-                    next
+                    received
                 });
-                let producer = tokio::spawn(async move {
-                    for value in 0..MESSAGES {
-                        Counted {
-                            future: pin!(tx.send(value)),
-                            pending: &waits.sends,
+                let mut handles = Vec::new();
+                for (producer, mut tx) in (0..).zip(senders) {
+                    handles.push(tokio::spawn(async move {
+                        for seq in 0..per_producer {
+                            Counted {
+                                future: pin!(tx.send(producer * per_producer + seq)),
+                                pending: &waits.sends,
+                            }
+                            .await
+                            .expect("receiver gone");
                         }
-                        .await
-                        .expect("receiver gone");
-                    }
-                });
-                producer.await.expect("producer panicked");
+                    }));
+                }
+                for handle in handles {
+                    handle.await.expect("producer panicked");
+                }
                 assert_eq!(consumer.await.expect("consumer panicked"), MESSAGES);
             });
         }
     };
 }
 
-run!(
-    asyncband_run,
-    asyncband::spsc::Bounded::<u64, CAP>::channel()
-);
-run!(kanal_run, kanal::bounded_async::<u64>(CAP));
+/// `producers` senders of one channel and its receiver.
+fn fan_out<Tx: Clone, Rx>((tx, rx): (Tx, Rx), producers: u64) -> (Vec<Tx>, Rx) {
+    let mut senders = vec![tx; usize::try_from(producers).expect("few producers")];
+    senders.shrink_to_fit();
+    (senders, rx)
+}
+
+run!(asyncband_run, |producers| fan_out(
+    asyncband::mpsc::Bounded::<u64, CAP>::channel(),
+    producers
+));
+run!(asyncband_spsc_run, |producers| {
+    assert_eq!(producers, 1, "spsc: one producer");
+    let (tx, rx) = asyncband::spsc::Bounded::<u64, CAP>::channel();
+    (vec![tx], rx)
+});
+run!(kanal_run, |producers| fan_out(
+    kanal::bounded_async::<u64>(CAP),
+    producers
+));
 
 /// One round of `RUNS` runs: median ns per message, `Pending` sends and
 /// receives per run.
@@ -105,12 +136,12 @@ run!(kanal_run, kanal::bounded_async::<u64>(CAP));
     clippy::cast_precision_loss,
     reason = "run times and counts are far below 2^52"
 )]
-fn round(runtime: &Runtime, run: Run) -> (f64, f64, f64) {
+fn round(runtime: &Runtime, run: Run, producers: u64) -> (f64, f64, f64) {
     let waits: &'static Waits = Box::leak(Box::default());
     let mut times: Vec<f64> = (0..RUNS)
         .map(|_| {
             let start = Instant::now();
-            run(runtime, waits);
+            run(runtime, waits, producers);
             start.elapsed().as_secs_f64() * 1e9 / MESSAGES as f64
         })
         .collect();
@@ -129,21 +160,35 @@ fn main() {
         .next()
         .map_or(8, |n| n.parse().expect("rounds: a number"));
     let capacity = args.next().unwrap_or_else(|| "64".to_owned());
+    let producers: u64 = args
+        .next()
+        .map_or(1, |n| n.parse().expect("producers: a number"));
+    let workers: usize = args
+        .next()
+        .map_or(2, |n| n.parse().expect("workers: a number"));
     let (asyncband, kanal): (Run, Run) = match capacity.as_str() {
+        "1" if producers == 1 => (asyncband_spsc_run::<1>, kanal_run::<1>),
+        "64" if producers == 1 => (asyncband_spsc_run::<64>, kanal_run::<64>),
+        "4096" if producers == 1 => (asyncband_spsc_run::<4096>, kanal_run::<4096>),
         "1" => (asyncband_run::<1>, kanal_run::<1>),
         "64" => (asyncband_run::<64>, kanal_run::<64>),
-        other => panic!("capacity {other}: 1 or 64"),
+        "4096" => (asyncband_run::<4096>, kanal_run::<4096>),
+        other => panic!("capacity {other}: 1, 64 or 4096"),
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .build()
-        .expect("a two-worker runtime");
+    let runtime = if workers == 0 {
+        tokio::runtime::Builder::new_current_thread().build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(workers)
+            .build()
+    }
+    .expect("a runtime");
     println!(
         "capacity {capacity}\nround | channel | ns/msg (median of {RUNS}) | Pending sends/run | Pending recvs/run"
     );
     for r in 0..rounds {
         for (name, run) in [("asyncband", asyncband), ("kanal", kanal)] {
-            let (ns, sends, recvs) = round(&runtime, run);
+            let (ns, sends, recvs) = round(&runtime, run, producers);
             println!("{r} | {name} | {ns:.1} | {sends:.0} | {recvs:.0}");
         }
     }
