@@ -157,7 +157,7 @@ struct ProducerSide {
     ///
     /// Touched only by the single producer or the holder of `latch` (the
     /// same rule as for writing `TailSide::word`).
-    tail: UnsafeCell<u64>,
+    tail: Own,
 }
 
 /// What a single consumer reads on every pop, kept off the line of the head
@@ -178,7 +178,42 @@ struct ConsumerSide {
     /// # Safety
     ///
     /// Touched only by the single consumer.
-    head: UnsafeCell<u64>,
+    head: Own,
+}
+
+/// A single endpoint's own copy of the position it publishes.
+struct Own(UnsafeCell<u64>);
+
+impl Own {
+    /// # Safety
+    ///
+    /// Called only by the endpoint that owns it (the field's rules).
+    #[inline]
+    unsafe fn get(&self) -> u64 {
+        // SAFETY: the caller's contract.
+        self.0.with(|own| unsafe { *own })
+    }
+
+    /// # Safety
+    ///
+    /// As for [`Own::get`].
+    #[inline]
+    unsafe fn set(&self, position: u64) {
+        // SAFETY: the caller's contract.
+        self.0.with_mut(|own| unsafe { *own = position });
+    }
+
+    /// Sets it to `position` and publishes that in `word` (see `publish`).
+    ///
+    /// # Safety
+    ///
+    /// As for [`Own::get`].
+    #[inline]
+    unsafe fn publish(&self, word: &AtomicU64, position: u64, fenced: bool) {
+        // SAFETY: the caller's contract.
+        unsafe { self.set(position) };
+        publish(word, position, fenced);
+    }
 }
 
 /// Where a slot stands relative to the position a producer wants it for.
@@ -239,54 +274,6 @@ impl<T, const CAP: usize, P: Arity, C: Arity> Ring<T, CAP, P, C> {
         // `pos & MASK < CAP`, the array's length: the compiler sees it and
         // drops the bounds check.
         &self.slots[(pos & Self::MASK) as usize]
-    }
-
-    /// One producer: its tail.
-    ///
-    /// # Safety
-    ///
-    /// Single producer, or the holder of the latch.
-    #[inline]
-    unsafe fn own_tail(&self) -> u64 {
-        // SAFETY: the caller's contract, as documented on the field.
-        self.producer.tail.with(|tail| unsafe { *tail })
-    }
-
-    /// One producer: publishes `tail` (see `publish`) and keeps its own
-    /// copy of it.
-    ///
-    /// # Safety
-    ///
-    /// As for [`Ring::own_tail`].
-    #[inline]
-    unsafe fn set_tail(&self, tail: u64, fenced: bool) {
-        // SAFETY: the caller's contract, as documented on the field.
-        self.producer.tail.with_mut(|own| unsafe { *own = tail });
-        publish(&self.tail.word, tail, fenced);
-    }
-
-    /// One consumer of one producer: its head.
-    ///
-    /// # Safety
-    ///
-    /// Single consumer.
-    #[inline]
-    unsafe fn own_head(&self) -> u64 {
-        // SAFETY: the caller's contract, as documented on the field.
-        self.consumer.head.with(|head| unsafe { *head })
-    }
-
-    /// One consumer of one producer: publishes `head` (see `publish`) and
-    /// keeps its own copy of it.
-    ///
-    /// # Safety
-    ///
-    /// As for [`Ring::own_head`].
-    #[inline]
-    unsafe fn set_head(&self, head: u64, fenced: bool) {
-        // SAFETY: the caller's contract, as documented on the field.
-        self.consumer.head.with_mut(|own| unsafe { *own = head });
-        publish(&self.head.word, head, fenced);
     }
 
     /// Compares slot `pos & MASK` against truncated position `want`.
@@ -443,14 +430,18 @@ impl<T, const CAP: usize, P: Arity, C: Arity> Ring<T, CAP, P, C> {
         // producer writes slots; `*value` holds a value.
         unsafe { slot.write_from(value) };
         // SAFETY: the caller's contract.
-        unsafe { self.set_tail(tail + 1, fenced) };
+        unsafe {
+            self.producer
+                .tail
+                .publish(&self.tail.word, tail + 1, fenced);
+        }
         if self.boundary.is_closed() && self.boundary.settle(tail + 1) <= tail {
             // The boundary excludes this value: nobody will read it.
             // ORDERING: Relaxed; only this producer reads its own tail, and
             // the consumer never reads past the boundary.
             self.tail.word.store_at(tail, Ordering::Relaxed);
             // SAFETY: the caller's contract.
-            self.producer.tail.with_mut(|own| unsafe { *own = tail });
+            unsafe { self.producer.tail.set(tail) };
             // SAFETY: the value was written above and is outside the
             // boundary, so it is still ours.
             *value = Some(unsafe { slot.read() });
@@ -580,12 +571,12 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
                 reserved: AtomicUsize::new(0),
                 latch: AtomicBool::new(false),
                 head_cache: UnsafeCell::new(0),
-                tail: UnsafeCell::new(0),
+                tail: Own(UnsafeCell::new(0)),
             }),
             consumer: CachePadded::new(ConsumerSide {
                 fence: Fence::new(),
                 tail_cache: UnsafeCell::new(0),
-                head: UnsafeCell::new(0),
+                head: Own(UnsafeCell::new(0)),
             }),
             boundary: CachePadded::new(Boundary::new()),
             slots,
@@ -618,7 +609,7 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
         debug_assert!(value.is_some(), "a value to push");
         if !P::MANY {
             // SAFETY: single producer (caller's contract).
-            let tail = unsafe { self.own_tail() };
+            let tail = unsafe { self.producer.tail.get() };
             // ORDERING: Relaxed; the producer reads its own count of held
             // units. Permits borrow the single sender, so none is in use
             // now, but a forgotten one still holds its slot.
@@ -693,7 +684,7 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
     unsafe fn try_pop(&self) -> Result<T, PopError> {
         if !P::MANY {
             // SAFETY: single consumer (caller's contract).
-            let head = unsafe { self.own_head() };
+            let head = unsafe { self.consumer.head.get() };
             // SAFETY: as above.
             if head >= unsafe { self.readable_end(head) } {
                 let closed = self.boundary.frozen().is_some_and(|end| head >= end);
@@ -710,7 +701,11 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
             let value = unsafe { self.slot(head).read() };
             // Frees the slot for the producer, releasing our read of it.
             // SAFETY: single consumer.
-            unsafe { self.set_head(head + 1, fenced) };
+            unsafe {
+                self.consumer
+                    .head
+                    .publish(&self.head.word, head + 1, fenced);
+            }
             return Ok(value);
         }
         // ORDERING: Relaxed; a single consumer reads its own head, many
@@ -899,7 +894,7 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
                 return Err(PushError::Closed(()));
             }
             // SAFETY: single producer (caller's contract).
-            let tail = unsafe { self.own_tail() };
+            let tail = unsafe { self.producer.tail.get() };
             // ORDERING: Relaxed; the producer reads its own state.
             let held = self.producer.reserved.load(Ordering::Relaxed) as u64;
             // SAFETY: single producer.
@@ -946,7 +941,7 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
             } else {
                 // SAFETY: we hold the latch (its Acquire orders us after the
                 // previous holder's update).
-                let tail = unsafe { self.own_tail() };
+                let tail = unsafe { self.producer.tail.get() };
                 // SAFETY: we hold the latch, so we act as the single
                 // producer; the held unit guarantees the slot is free.
                 unsafe { self.publish_one(tail, &mut value) }
@@ -1045,7 +1040,7 @@ impl<T, const CAP: usize, P: Arity, C: Arity> Ring<T, CAP, P, C> {
             let value = unsafe { self.slot(head).read() };
             // SAFETY: the only consumer (caller's contract); as in
             // `try_pop`, fenced.
-            unsafe { self.set_head(head + 1, true) };
+            unsafe { self.consumer.head.publish(&self.head.word, head + 1, true) };
             return Some(value);
         }
         // ORDERING: SeqCst: the position in the closed claim word is the
