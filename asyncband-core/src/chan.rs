@@ -341,6 +341,16 @@ impl<S: Storage> Chan<S> {
         }
     }
 
+    /// How a blocked sender waits before it parks: without the yield phase
+    /// when many receivers share the channel (see [`crate::park`]).
+    fn sender_backoff() -> Backoff {
+        if <S::Receivers as Arity>::MANY {
+            Backoff::without_yields()
+        } else {
+            Backoff::new()
+        }
+    }
+
     /// Sends `value`, parking the thread while the channel is full, until
     /// `deadline` if there is one.
     ///
@@ -359,7 +369,7 @@ impl<S: Storage> Chan<S> {
         deadline: Option<Instant>,
     ) -> Result<(), SendTimeoutError<S::Item>> {
         let mut value = value;
-        let mut backoff = Backoff::new();
+        let mut backoff = Self::sender_backoff();
         loop {
             // SAFETY: forwarded from the caller.
             match unsafe { self.try_send_unchecked(value) } {
@@ -380,7 +390,7 @@ impl<S: Storage> Chan<S> {
         // SAFETY: forwarded from the caller; the future borrows `self` and
         // is driven to completion (or dropped) before we return.
         let mut future = pin!(unsafe { SendFuture::new(self, value) });
-        match block_on(future.as_mut(), deadline) {
+        match block_on(future.as_mut(), deadline, Self::sender_backoff) {
             Some(Ok(())) => Ok(()),
             Some(Err(SendError(value))) => Err(SendTimeoutError::Disconnected(value)),
             None => match future.take_value() {
@@ -425,7 +435,7 @@ impl<S: Storage> Chan<S> {
         drop(backoff);
         // SAFETY: forwarded from the caller.
         let future = pin!(unsafe { Recv::new(self) });
-        match block_on(future, deadline) {
+        match block_on(future, deadline, Backoff::new) {
             Some(Ok(value)) => Ok(value),
             Some(Err(RecvError)) => Err(RecvTimeoutError::Disconnected),
             None => Err(RecvTimeoutError::Timeout),
@@ -619,7 +629,7 @@ impl<S: Storage> Chan<S> {
         n: usize,
         deadline: Option<Instant>,
     ) -> Result<(), SendTimeoutError<()>> {
-        let mut backoff = Backoff::new();
+        let mut backoff = Self::sender_backoff();
         loop {
             // SAFETY: forwarded from the caller.
             match unsafe { self.try_reserve(n) } {
@@ -639,7 +649,7 @@ impl<S: Storage> Chan<S> {
         drop(backoff);
         // SAFETY: forwarded from the caller.
         let future = pin!(unsafe { Reserve::new(self, n) });
-        match block_on(future, deadline) {
+        match block_on(future, deadline, Self::sender_backoff) {
             Some(Ok(())) => Ok(()),
             Some(Err(SendError(()))) => Err(SendTimeoutError::Disconnected(())),
             None => Err(SendTimeoutError::Timeout(())),
