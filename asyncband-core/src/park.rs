@@ -301,29 +301,31 @@ pub fn block_on<F: Future>(
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_backoff_yields_before_it_lets_the_caller_park() {
-        // Threads of other tests may be spinning, which cuts the spin phase
-        // short after its free checks, but never the yield phase.
-        let mut backoff = Backoff::new();
+    /// How many times `backoff` says to check again before it is over.
+    fn snoozes(mut backoff: Backoff) -> u32 {
         let mut snoozes = 0;
         while backoff.snooze() {
             snoozes += 1;
         }
+        assert!(!backoff.snooze(), "a finished schedule stays finished");
+        snoozes
+    }
+
+    // Threads of other tests may be spinning, which cuts the spin phase
+    // short after its free checks, but never the yield phase.
+
+    #[test]
+    fn a_backoff_yields_before_it_lets_the_caller_park() {
+        let snoozes = snoozes(Backoff::new());
         assert!(
             [FREE_CHECKS + YIELDS, CHECKS + YIELDS].contains(&snoozes),
             "{snoozes} snoozes: spins and then {YIELDS} yields expected"
         );
-        assert!(!backoff.snooze(), "a finished schedule stays finished");
     }
 
     #[test]
     fn a_backoff_without_yields_only_spins() {
-        let mut backoff = Backoff::without_yields();
-        let mut snoozes = 0;
-        while backoff.snooze() {
-            snoozes += 1;
-        }
+        let snoozes = snoozes(Backoff::without_yields());
         assert!(
             [FREE_CHECKS, CHECKS].contains(&snoozes),
             "{snoozes} snoozes: spins only expected"
