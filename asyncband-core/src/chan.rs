@@ -363,7 +363,32 @@ impl<S: Storage> Chan<S> {
     /// # Safety
     ///
     /// Single-producer contract (module docs).
+    #[inline]
     pub unsafe fn send_blocking(
+        &self,
+        value: S::Item,
+        deadline: Option<Instant>,
+    ) -> Result<(), SendTimeoutError<S::Item>> {
+        // The ready path, inline in the caller's loop; waiting is out of line.
+        // SAFETY: forwarded from the caller.
+        match unsafe { self.try_send_unchecked(value) } {
+            Ok(()) => Ok(()),
+            Err(TrySendError::Disconnected(value)) => Err(SendTimeoutError::Disconnected(value)),
+            // SAFETY: forwarded from the caller.
+            Err(TrySendError::Full(value)) => unsafe {
+                self.send_blocking_waiting(value, deadline)
+            },
+        }
+    }
+
+    /// [`Chan::send_blocking`] once the channel was full: spins, yields,
+    /// then waits as a future parked on.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Chan::send_blocking`].
+    #[inline(never)]
+    unsafe fn send_blocking_waiting(
         &self,
         value: S::Item,
         deadline: Option<Instant>,
@@ -413,7 +438,29 @@ impl<S: Storage> Chan<S> {
     /// # Safety
     ///
     /// Single-consumer contract (module docs).
+    #[inline]
     pub unsafe fn recv_blocking(
+        &self,
+        deadline: Option<Instant>,
+    ) -> Result<S::Item, RecvTimeoutError> {
+        // The ready path, inline in the caller's loop; waiting is out of line.
+        // SAFETY: forwarded from the caller.
+        match unsafe { self.try_recv() } {
+            Ok(value) => Ok(value),
+            Err(TryRecvError::Disconnected) => Err(RecvTimeoutError::Disconnected),
+            // SAFETY: forwarded from the caller.
+            Err(TryRecvError::Empty) => unsafe { self.recv_blocking_waiting(deadline) },
+        }
+    }
+
+    /// [`Chan::recv_blocking`] once the channel was empty: spins, yields,
+    /// then waits as a future parked on.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Chan::recv_blocking`].
+    #[inline(never)]
+    unsafe fn recv_blocking_waiting(
         &self,
         deadline: Option<Instant>,
     ) -> Result<S::Item, RecvTimeoutError> {
