@@ -395,7 +395,15 @@ impl<S: Storage> Chan<S> {
     ) -> Result<(), SendTimeoutError<S::Item>> {
         let mut value = value;
         let mut backoff = Self::sender_backoff();
+        // The caller has just tried: wait a little before each attempt, so
+        // the attempts are those of one loop (and loom's models no longer).
         loop {
+            if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                return Err(SendTimeoutError::Timeout(value));
+            }
+            if !backoff.snooze() {
+                break;
+            }
             // SAFETY: forwarded from the caller.
             match unsafe { self.try_send_unchecked(value) } {
                 Ok(()) => return Ok(()),
@@ -403,12 +411,6 @@ impl<S: Storage> Chan<S> {
                     return Err(SendTimeoutError::Disconnected(v));
                 }
                 Err(TrySendError::Full(v)) => value = v,
-            }
-            if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
-                return Err(SendTimeoutError::Timeout(value));
-            }
-            if !backoff.snooze() {
-                break;
             }
         }
         drop(backoff);
@@ -465,18 +467,19 @@ impl<S: Storage> Chan<S> {
         deadline: Option<Instant>,
     ) -> Result<S::Item, RecvTimeoutError> {
         let mut backoff = Backoff::new();
+        // As in `send_blocking_waiting`: the caller has just tried.
         loop {
-            // SAFETY: forwarded from the caller.
-            match unsafe { self.try_recv() } {
-                Ok(value) => return Ok(value),
-                Err(TryRecvError::Disconnected) => return Err(RecvTimeoutError::Disconnected),
-                Err(TryRecvError::Empty) => {}
-            }
             if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
                 return Err(RecvTimeoutError::Timeout);
             }
             if !backoff.snooze() {
                 break;
+            }
+            // SAFETY: forwarded from the caller.
+            match unsafe { self.try_recv() } {
+                Ok(value) => return Ok(value),
+                Err(TryRecvError::Disconnected) => return Err(RecvTimeoutError::Disconnected),
+                Err(TryRecvError::Empty) => {}
             }
         }
         drop(backoff);
