@@ -105,9 +105,14 @@ impl Backoff {
     /// a wait that ends quickly never touches the shared spinner count.
     #[must_use]
     pub const fn new() -> Self {
+        Self::with_yields(YIELDS)
+    }
+
+    /// A fresh schedule with `yields` yields after its spins.
+    const fn with_yields(yields: u32) -> Self {
         Self {
             round: 0,
-            yields: YIELDS,
+            yields,
             started: false,
             counted: false,
         }
@@ -131,12 +136,7 @@ impl Backoff {
     /// ```
     #[must_use]
     pub const fn without_yields() -> Self {
-        Self {
-            round: 0,
-            yields: 0,
-            started: false,
-            counted: false,
-        }
+        Self::with_yields(0)
     }
 
     /// Joins the spinners; if every core already has one, the schedule ends
