@@ -120,7 +120,11 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
     /// tx.try_send(1).unwrap();
     /// assert_eq!(tx.try_send(2), Err(TrySendError::Full(2)));
     /// ```
-    #[inline]
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a thin wrapper over the channel's inlined ready path; out of line it costs a call per message"
+    )]
     pub fn try_send(&self, value: F::Item) -> Result<(), TrySendError<F::Item>> {
         // SAFETY: many producers may push concurrently.
         unsafe { self.chan.try_send_unchecked(value) }
@@ -174,6 +178,11 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
     /// tx.send_blocking(2).unwrap();
     /// assert_eq!(consumer.join().unwrap(), 3);
     /// ```
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a thin wrapper over the channel's inlined ready path; out of line it costs a call per message"
+    )]
     pub fn send_blocking(&self, value: F::Item) -> Result<(), SendError<F::Item>> {
         // SAFETY: many producers may push concurrently.
         unsafe { self.chan.send_blocking(value, None) }.map_err(|err| SendError(err.into_inner()))
@@ -781,7 +790,11 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
     /// tx.try_send(1).unwrap();
     /// assert_eq!(rx.try_recv(), Ok(1));
     /// ```
-    #[inline]
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a thin wrapper over the channel's inlined ready path; out of line it costs a call per message"
+    )]
     pub fn try_recv(&self) -> Result<F::Item, TryRecvError> {
         // SAFETY: many consumers may pop concurrently.
         unsafe { self.chan.try_recv() }
@@ -831,6 +844,11 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
     /// std::thread::spawn(move || tx.send_blocking(1).unwrap());
     /// assert_eq!(rx.recv_blocking(), Ok(1));
     /// ```
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a thin wrapper over the channel's inlined ready path; out of line it costs a call per message"
+    )]
     pub fn recv_blocking(&self) -> Result<F::Item, RecvError> {
         // SAFETY: many consumers may pop concurrently.
         unsafe { self.chan.recv_blocking(None) }.map_err(|_| RecvError)

@@ -116,7 +116,11 @@ impl<F: Flavour<Senders = One>> Sender<F> {
     /// assert_eq!(tx.try_send(1), Ok(()));
     /// assert_eq!(tx.try_send(2), Err(TrySendError::Full(2)));
     /// ```
-    #[inline]
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a thin wrapper over the channel's inlined ready path; out of line it costs a call per message"
+    )]
     pub fn try_send(&mut self, value: F::Item) -> Result<(), TrySendError<F::Item>> {
         // SAFETY: `&mut self` on the only sender: no other producer-side
         // call runs now.
@@ -172,6 +176,11 @@ impl<F: Flavour<Senders = One>> Sender<F> {
     /// }
     /// assert_eq!(consumer.join().unwrap(), 3);
     /// ```
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a thin wrapper over the channel's inlined ready path; out of line it costs a call per message"
+    )]
     pub fn send_blocking(&mut self, value: F::Item) -> Result<(), SendError<F::Item>> {
         // SAFETY: `&mut self` on the only sender.
         unsafe { self.chan.send_blocking(value, None) }.map_err(|err| SendError(err.into_inner()))
@@ -653,7 +662,11 @@ impl<F: Flavour<Receivers = One>> Receiver<F> {
     /// tx.try_send(5).unwrap();
     /// assert_eq!(rx.try_recv(), Ok(5));
     /// ```
-    #[inline]
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a thin wrapper over the channel's inlined ready path; out of line it costs a call per message"
+    )]
     pub fn try_recv(&mut self) -> Result<F::Item, TryRecvError> {
         // SAFETY: `&mut self` on the only receiver.
         unsafe { self.chan.try_recv() }
@@ -703,6 +716,11 @@ impl<F: Flavour<Receivers = One>> Receiver<F> {
     /// std::thread::spawn(move || tx.send_blocking(1).unwrap());
     /// assert_eq!(rx.recv_blocking(), Ok(1));
     /// ```
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a thin wrapper over the channel's inlined ready path; out of line it costs a call per message"
+    )]
     pub fn recv_blocking(&mut self) -> Result<F::Item, RecvError> {
         // SAFETY: `&mut self` on the only receiver.
         unsafe { self.chan.recv_blocking(None) }.map_err(|_| RecvError)
