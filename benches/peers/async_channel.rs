@@ -51,7 +51,7 @@ impl<T: Send + 'static> AsyncUnbounded<T> for AsyncChannel {
 }
 
 impl<T: Send> TrySend<T> for ac::Sender<T> {
-    #[inline]
+    #[inline(always)]
     fn try_send(&mut self, value: T) -> bool {
         match ac::Sender::try_send(self, value) {
             Ok(()) => true,
@@ -62,7 +62,7 @@ impl<T: Send> TrySend<T> for ac::Sender<T> {
 }
 
 impl<T: Send> SendBlocking<T> for ac::Sender<T> {
-    #[inline]
+    #[inline(always)]
     fn send_blocking(&mut self, value: T) {
         assert!(
             ac::Sender::send_blocking(self, value).is_ok(),
@@ -72,28 +72,28 @@ impl<T: Send> SendBlocking<T> for ac::Sender<T> {
 }
 
 impl<T: Send> SendAsync<T> for ac::Sender<T> {
-    #[inline]
+    #[inline(always)]
     fn send(&mut self, value: T) -> impl Future<Output = impl Outcome<()>> + Send + '_ {
         ac::Sender::send(self, value)
     }
 }
 
 impl<T: Send> TryRecv<T> for ac::Receiver<T> {
-    #[inline]
+    #[inline(always)]
     fn try_recv(&mut self) -> Option<T> {
         ac::Receiver::try_recv(self).ok()
     }
 }
 
 impl<T: Send> RecvBlocking<T> for ac::Receiver<T> {
-    #[inline]
+    #[inline(always)]
     fn recv_blocking(&mut self) -> Option<T> {
         ac::Receiver::recv_blocking(self).ok()
     }
 }
 
 impl<T: Send> RecvAsync<T> for ac::Receiver<T> {
-    #[inline]
+    #[inline(always)]
     fn recv(&mut self) -> impl Future<Output = impl Outcome<T>> + Send + '_ {
         ac::Receiver::recv(self)
     }

@@ -26,7 +26,7 @@ pub struct AsyncbandMpmc;
 macro_rules! endpoints {
     ([$($generics:tt)*] $tx:ty, $rx:ty) => {
         impl<$($generics)*> TrySend<T> for $tx {
-            #[inline]
+            #[inline(always)]
             fn try_send(&mut self, value: T) -> bool {
                 match <$tx>::try_send(self, value) {
                     Ok(()) => true,
@@ -37,35 +37,35 @@ macro_rules! endpoints {
         }
 
         impl<$($generics)*> TryRecv<T> for $rx {
-            #[inline]
+            #[inline(always)]
             fn try_recv(&mut self) -> Option<T> {
                 <$rx>::try_recv(self).ok()
             }
         }
 
         impl<$($generics)*> SendBlocking<T> for $tx {
-            #[inline]
+            #[inline(always)]
             fn send_blocking(&mut self, value: T) {
                 assert!(<$tx>::send_blocking(self, value).is_ok(), "receiver gone");
             }
         }
 
         impl<$($generics)*> RecvBlocking<T> for $rx {
-            #[inline]
+            #[inline(always)]
             fn recv_blocking(&mut self) -> Option<T> {
                 <$rx>::recv_blocking(self).ok()
             }
         }
 
         impl<$($generics)*> SendAsync<T> for $tx {
-            #[inline]
+            #[inline(always)]
             fn send(&mut self, value: T) -> impl Future<Output = impl Outcome<()>> + Send + '_ {
                 <$tx>::send(self, value)
             }
         }
 
         impl<$($generics)*> RecvAsync<T> for $rx {
-            #[inline]
+            #[inline(always)]
             fn recv(&mut self) -> impl Future<Output = impl Outcome<T>> + Send + '_ {
                 <$rx>::recv(self)
             }
@@ -126,14 +126,14 @@ macro_rules! factories {
         impl<T: Send + 'static, const CAP: usize> ReserveAsync<T> for $topology::Sender<$topology::Bounded<T, CAP>> {
             type Permit<'a> = $topology::Permit<'a, $topology::Bounded<T, CAP>>;
 
-            #[inline]
+            #[inline(always)]
             fn reserve(&mut self) -> impl Future<Output = impl Outcome<Self::Permit<'_>>> + Send + '_ {
                 <$topology::Sender<$topology::Bounded<T, CAP>>>::reserve(self)
             }
         }
 
         impl<T: Send + 'static, const CAP: usize> SendPermit<T> for $topology::Permit<'_, $topology::Bounded<T, CAP>> {
-            #[inline]
+            #[inline(always)]
             fn send(self, value: T) {
                 assert!(<$topology::Permit<'_, $topology::Bounded<T, CAP>>>::send(self, value).is_ok(), "receiver gone");
             }

@@ -27,7 +27,7 @@ impl<T: Send + 'static> SyncUnbounded<T> for Crossbeam {
 }
 
 impl<T: Send> TrySend<T> for cb::Sender<T> {
-    #[inline]
+    #[inline(always)]
     fn try_send(&mut self, value: T) -> bool {
         match cb::Sender::try_send(self, value) {
             Ok(()) => true,
@@ -38,21 +38,21 @@ impl<T: Send> TrySend<T> for cb::Sender<T> {
 }
 
 impl<T: Send> SendBlocking<T> for cb::Sender<T> {
-    #[inline]
+    #[inline(always)]
     fn send_blocking(&mut self, value: T) {
         assert!(cb::Sender::send(self, value).is_ok(), "receiver gone");
     }
 }
 
 impl<T: Send> TryRecv<T> for cb::Receiver<T> {
-    #[inline]
+    #[inline(always)]
     fn try_recv(&mut self) -> Option<T> {
         cb::Receiver::try_recv(self).ok()
     }
 }
 
 impl<T: Send> RecvBlocking<T> for cb::Receiver<T> {
-    #[inline]
+    #[inline(always)]
     fn recv_blocking(&mut self) -> Option<T> {
         cb::Receiver::recv(self).ok()
     }

@@ -49,7 +49,7 @@ impl<T: Send + 'static> AsyncUnbounded<T> for Flume {
 }
 
 impl<T: Send> TrySend<T> for ::flume::Sender<T> {
-    #[inline]
+    #[inline(always)]
     fn try_send(&mut self, value: T) -> bool {
         match ::flume::Sender::try_send(self, value) {
             Ok(()) => true,
@@ -60,35 +60,35 @@ impl<T: Send> TrySend<T> for ::flume::Sender<T> {
 }
 
 impl<T: Send> SendBlocking<T> for ::flume::Sender<T> {
-    #[inline]
+    #[inline(always)]
     fn send_blocking(&mut self, value: T) {
         assert!(::flume::Sender::send(self, value).is_ok(), "receiver gone");
     }
 }
 
 impl<T: Send> SendAsync<T> for ::flume::Sender<T> {
-    #[inline]
+    #[inline(always)]
     fn send(&mut self, value: T) -> impl Future<Output = impl Outcome<()>> + Send + '_ {
         ::flume::Sender::send_async(self, value)
     }
 }
 
 impl<T: Send> TryRecv<T> for ::flume::Receiver<T> {
-    #[inline]
+    #[inline(always)]
     fn try_recv(&mut self) -> Option<T> {
         ::flume::Receiver::try_recv(self).ok()
     }
 }
 
 impl<T: Send> RecvBlocking<T> for ::flume::Receiver<T> {
-    #[inline]
+    #[inline(always)]
     fn recv_blocking(&mut self) -> Option<T> {
         ::flume::Receiver::recv(self).ok()
     }
 }
 
 impl<T: Send> RecvAsync<T> for ::flume::Receiver<T> {
-    #[inline]
+    #[inline(always)]
     fn recv(&mut self) -> impl Future<Output = impl Outcome<T>> + Send + '_ {
         ::flume::Receiver::recv_async(self)
     }

@@ -49,7 +49,7 @@ impl<T: Send + 'static> AsyncUnbounded<T> for Kanal {
 }
 
 impl<T: Send> TrySend<T> for ::kanal::Sender<T> {
-    #[inline]
+    #[inline(always)]
     fn try_send(&mut self, value: T) -> bool {
         // kanal drops the value when the channel is full.
         ::kanal::Sender::try_send(self, value).unwrap_or_else(|_| panic!("receiver gone"))
@@ -57,35 +57,35 @@ impl<T: Send> TrySend<T> for ::kanal::Sender<T> {
 }
 
 impl<T: Send> SendBlocking<T> for ::kanal::Sender<T> {
-    #[inline]
+    #[inline(always)]
     fn send_blocking(&mut self, value: T) {
         assert!(::kanal::Sender::send(self, value).is_ok(), "receiver gone");
     }
 }
 
 impl<T: Send> SendAsync<T> for ::kanal::AsyncSender<T> {
-    #[inline]
+    #[inline(always)]
     fn send(&mut self, value: T) -> impl Future<Output = impl Outcome<()>> + Send + '_ {
         ::kanal::AsyncSender::send(self, value)
     }
 }
 
 impl<T: Send> TryRecv<T> for ::kanal::Receiver<T> {
-    #[inline]
+    #[inline(always)]
     fn try_recv(&mut self) -> Option<T> {
         ::kanal::Receiver::try_recv(self).ok().flatten()
     }
 }
 
 impl<T: Send> RecvBlocking<T> for ::kanal::Receiver<T> {
-    #[inline]
+    #[inline(always)]
     fn recv_blocking(&mut self) -> Option<T> {
         ::kanal::Receiver::recv(self).ok()
     }
 }
 
 impl<T: Send> RecvAsync<T> for ::kanal::AsyncReceiver<T> {
-    #[inline]
+    #[inline(always)]
     fn recv(&mut self) -> impl Future<Output = impl Outcome<T>> + Send + '_ {
         ::kanal::AsyncReceiver::recv(self)
     }

@@ -14,6 +14,17 @@
 //! Futures are the peers' own, not wrapped: [`SendAsync::send`] returns the
 //! peer's send future unchanged and the workload reads its output through
 //! [`Outcome`].
+//!
+//! Every adapter method is `#[inline(always)]`: a program calls a channel's
+//! methods directly, so the adapter layer must not add a call of its own.
+//! With plain `#[inline]`, LLVM left some adapters out of line (asyncband's
+//! unbounded `try_send`, kanal's `recv_blocking`, among others), one call per
+//! message in the middle of the measurement.
+
+#![allow(
+    clippy::inline_always,
+    reason = "the adapters must vanish into the workloads (module docs)"
+)]
 
 mod async_channel;
 mod asyncband;
@@ -75,14 +86,14 @@ pub trait Outcome<T> {
 }
 
 impl<T, E> Outcome<T> for Result<T, E> {
-    #[inline]
+    #[inline(always)]
     fn into_option(self) -> Option<T> {
         self.ok()
     }
 }
 
 impl<T> Outcome<T> for Option<T> {
-    #[inline]
+    #[inline(always)]
     fn into_option(self) -> Option<T> {
         self
     }

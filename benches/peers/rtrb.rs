@@ -20,14 +20,14 @@ impl<T: Send + 'static, const CAP: usize> SyncBounded<T, CAP> for Rtrb {
 }
 
 impl<T: Send> TrySend<T> for ::rtrb::Producer<T> {
-    #[inline]
+    #[inline(always)]
     fn try_send(&mut self, value: T) -> bool {
         ::rtrb::Producer::push(self, value).is_ok()
     }
 }
 
 impl<T: Send> SendBlocking<T> for ::rtrb::Producer<T> {
-    #[inline]
+    #[inline(always)]
     fn send_blocking(&mut self, mut value: T) {
         loop {
             match ::rtrb::Producer::push(self, value) {
@@ -41,14 +41,14 @@ impl<T: Send> SendBlocking<T> for ::rtrb::Producer<T> {
 }
 
 impl<T: Send> TryRecv<T> for ::rtrb::Consumer<T> {
-    #[inline]
+    #[inline(always)]
     fn try_recv(&mut self) -> Option<T> {
         ::rtrb::Consumer::pop(self).ok()
     }
 }
 
 impl<T: Send> RecvBlocking<T> for ::rtrb::Consumer<T> {
-    #[inline]
+    #[inline(always)]
     fn recv_blocking(&mut self) -> Option<T> {
         loop {
             if let Ok(value) = ::rtrb::Consumer::pop(self) {

@@ -28,7 +28,7 @@ impl<T: Send + 'static> SyncUnbounded<T> for StdMpsc {
 }
 
 impl<T: Send> TrySend<T> for mpsc::SyncSender<T> {
-    #[inline]
+    #[inline(always)]
     fn try_send(&mut self, value: T) -> bool {
         match mpsc::SyncSender::try_send(self, value) {
             Ok(()) => true,
@@ -39,14 +39,14 @@ impl<T: Send> TrySend<T> for mpsc::SyncSender<T> {
 }
 
 impl<T: Send> SendBlocking<T> for mpsc::SyncSender<T> {
-    #[inline]
+    #[inline(always)]
     fn send_blocking(&mut self, value: T) {
         assert!(mpsc::SyncSender::send(self, value).is_ok(), "receiver gone");
     }
 }
 
 impl<T: Send> TrySend<T> for mpsc::Sender<T> {
-    #[inline]
+    #[inline(always)]
     fn try_send(&mut self, value: T) -> bool {
         // An unbounded sender never waits: `send` is its try-send.
         assert!(mpsc::Sender::send(self, value).is_ok(), "receiver gone");
@@ -55,21 +55,21 @@ impl<T: Send> TrySend<T> for mpsc::Sender<T> {
 }
 
 impl<T: Send> SendBlocking<T> for mpsc::Sender<T> {
-    #[inline]
+    #[inline(always)]
     fn send_blocking(&mut self, value: T) {
         assert!(mpsc::Sender::send(self, value).is_ok(), "receiver gone");
     }
 }
 
 impl<T: Send> TryRecv<T> for mpsc::Receiver<T> {
-    #[inline]
+    #[inline(always)]
     fn try_recv(&mut self) -> Option<T> {
         mpsc::Receiver::try_recv(self).ok()
     }
 }
 
 impl<T: Send> RecvBlocking<T> for mpsc::Receiver<T> {
-    #[inline]
+    #[inline(always)]
     fn recv_blocking(&mut self) -> Option<T> {
         mpsc::Receiver::recv(self).ok()
     }

@@ -37,7 +37,7 @@ impl<T: Default + Clone + Send + Sync + 'static, const CAP: usize> AsyncBounded<
 }
 
 impl<T: Default + Clone + Send + Sync> TrySend<T> for mpsc::blocking::Sender<T> {
-    #[inline]
+    #[inline(always)]
     fn try_send(&mut self, value: T) -> bool {
         match mpsc::blocking::Sender::try_send(self, value) {
             Ok(()) => true,
@@ -49,7 +49,7 @@ impl<T: Default + Clone + Send + Sync> TrySend<T> for mpsc::blocking::Sender<T> 
 }
 
 impl<T: Default + Clone + Send + Sync> SendBlocking<T> for mpsc::blocking::Sender<T> {
-    #[inline]
+    #[inline(always)]
     fn send_blocking(&mut self, value: T) {
         assert!(
             mpsc::blocking::Sender::send(self, value).is_ok(),
@@ -59,28 +59,28 @@ impl<T: Default + Clone + Send + Sync> SendBlocking<T> for mpsc::blocking::Sende
 }
 
 impl<T: Default + Clone + Send + Sync> TryRecv<T> for mpsc::blocking::Receiver<T> {
-    #[inline]
+    #[inline(always)]
     fn try_recv(&mut self) -> Option<T> {
         mpsc::blocking::Receiver::try_recv(self).ok()
     }
 }
 
 impl<T: Default + Clone + Send + Sync> RecvBlocking<T> for mpsc::blocking::Receiver<T> {
-    #[inline]
+    #[inline(always)]
     fn recv_blocking(&mut self) -> Option<T> {
         mpsc::blocking::Receiver::recv(self)
     }
 }
 
 impl<T: Default + Clone + Send + Sync> SendAsync<T> for mpsc::Sender<T> {
-    #[inline]
+    #[inline(always)]
     fn send(&mut self, value: T) -> impl Future<Output = impl Outcome<()>> + Send + '_ {
         mpsc::Sender::send(self, value)
     }
 }
 
 impl<T: Default + Clone + Send + Sync> RecvAsync<T> for mpsc::Receiver<T> {
-    #[inline]
+    #[inline(always)]
     fn recv(&mut self) -> impl Future<Output = impl Outcome<T>> + Send + '_ {
         mpsc::Receiver::recv(self)
     }

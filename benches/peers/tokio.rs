@@ -51,7 +51,7 @@ impl<T: Send + 'static> AsyncUnbounded<T> for Tokio {
 }
 
 impl<T: Send> TrySend<T> for mpsc::Sender<T> {
-    #[inline]
+    #[inline(always)]
     fn try_send(&mut self, value: T) -> bool {
         match mpsc::Sender::try_send(self, value) {
             Ok(()) => true,
@@ -62,7 +62,7 @@ impl<T: Send> TrySend<T> for mpsc::Sender<T> {
 }
 
 impl<T: Send> SendBlocking<T> for mpsc::Sender<T> {
-    #[inline]
+    #[inline(always)]
     fn send_blocking(&mut self, value: T) {
         assert!(
             mpsc::Sender::blocking_send(self, value).is_ok(),
@@ -72,7 +72,7 @@ impl<T: Send> SendBlocking<T> for mpsc::Sender<T> {
 }
 
 impl<T: Send> SendAsync<T> for mpsc::Sender<T> {
-    #[inline]
+    #[inline(always)]
     fn send(&mut self, value: T) -> impl Future<Output = impl Outcome<()>> + Send + '_ {
         mpsc::Sender::send(self, value)
     }
@@ -84,42 +84,42 @@ impl<T: Send> ReserveAsync<T> for mpsc::Sender<T> {
     where
         Self: 'a;
 
-    #[inline]
+    #[inline(always)]
     fn reserve(&mut self) -> impl Future<Output = impl Outcome<Self::Permit<'_>>> + Send + '_ {
         mpsc::Sender::reserve(self)
     }
 }
 
 impl<T> SendPermit<T> for mpsc::Permit<'_, T> {
-    #[inline]
+    #[inline(always)]
     fn send(self, value: T) {
         mpsc::Permit::send(self, value);
     }
 }
 
 impl<T: Send> TryRecv<T> for mpsc::Receiver<T> {
-    #[inline]
+    #[inline(always)]
     fn try_recv(&mut self) -> Option<T> {
         mpsc::Receiver::try_recv(self).ok()
     }
 }
 
 impl<T: Send> RecvBlocking<T> for mpsc::Receiver<T> {
-    #[inline]
+    #[inline(always)]
     fn recv_blocking(&mut self) -> Option<T> {
         mpsc::Receiver::blocking_recv(self)
     }
 }
 
 impl<T: Send> RecvAsync<T> for mpsc::Receiver<T> {
-    #[inline]
+    #[inline(always)]
     fn recv(&mut self) -> impl Future<Output = impl Outcome<T>> + Send + '_ {
         mpsc::Receiver::recv(self)
     }
 }
 
 impl<T: Send> TrySend<T> for mpsc::UnboundedSender<T> {
-    #[inline]
+    #[inline(always)]
     fn try_send(&mut self, value: T) -> bool {
         // An unbounded sender never waits: `send` is its try-send.
         assert!(
@@ -131,7 +131,7 @@ impl<T: Send> TrySend<T> for mpsc::UnboundedSender<T> {
 }
 
 impl<T: Send> SendBlocking<T> for mpsc::UnboundedSender<T> {
-    #[inline]
+    #[inline(always)]
     fn send_blocking(&mut self, value: T) {
         assert!(
             mpsc::UnboundedSender::send(self, value).is_ok(),
@@ -141,7 +141,7 @@ impl<T: Send> SendBlocking<T> for mpsc::UnboundedSender<T> {
 }
 
 impl<T: Send> SendAsync<T> for mpsc::UnboundedSender<T> {
-    #[inline]
+    #[inline(always)]
     fn send(&mut self, value: T) -> impl Future<Output = impl Outcome<()>> + Send + '_ {
         // tokio's unbounded send is synchronous: its async equivalent is a
         // ready future around it.
@@ -150,21 +150,21 @@ impl<T: Send> SendAsync<T> for mpsc::UnboundedSender<T> {
 }
 
 impl<T: Send> TryRecv<T> for mpsc::UnboundedReceiver<T> {
-    #[inline]
+    #[inline(always)]
     fn try_recv(&mut self) -> Option<T> {
         mpsc::UnboundedReceiver::try_recv(self).ok()
     }
 }
 
 impl<T: Send> RecvBlocking<T> for mpsc::UnboundedReceiver<T> {
-    #[inline]
+    #[inline(always)]
     fn recv_blocking(&mut self) -> Option<T> {
         mpsc::UnboundedReceiver::blocking_recv(self)
     }
 }
 
 impl<T: Send> RecvAsync<T> for mpsc::UnboundedReceiver<T> {
-    #[inline]
+    #[inline(always)]
     fn recv(&mut self) -> impl Future<Output = impl Outcome<T>> + Send + '_ {
         mpsc::UnboundedReceiver::recv(self)
     }
