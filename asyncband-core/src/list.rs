@@ -49,7 +49,9 @@ use crate::arity::Arity;
 use crate::boundary::Boundary;
 use crate::slot::{Slot, Stamp, readable};
 use crate::storage::{PopError, PushError, Storage, drop_each};
-use crate::sync::{AtomicPtr, AtomicU64, Ordering, SeqCst, UnsafeCell, spin_hint, thread};
+use crate::sync::{
+    AtomicPtr, AtomicU64, Ordering, SeqCst, UnsafeCell, after_lost_claim, spin_hint, thread,
+};
 use crate::wait::Fence;
 use std::sync::atomic::compiler_fence;
 
@@ -247,6 +249,7 @@ impl<T, P: Arity, C: Arity> List<T, P, C> {
     fn claim(&self) -> Result<(u64, *mut Block<T, P::Stamp>), ()> {
         let mut spare: *mut Block<T, P::Stamp> = ptr::null_mut();
         let mut spins = 0;
+        let mut losses = 0;
         // ORDERING: Acquire pairs with the Release of the producer that moved
         // the word off a sentinel, so the block load below sees its block.
         let mut word = self.tail.index.load(Ordering::Acquire);
@@ -298,7 +301,10 @@ impl<T, P: Arity, C: Arity> List<T, P, C> {
                     }
                     return Ok((index, block));
                 }
-                Err(current) => word = current,
+                Err(current) => {
+                    word = current;
+                    after_lost_claim(&mut losses);
+                }
             }
         }
     }
