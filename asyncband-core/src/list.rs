@@ -11,7 +11,9 @@
 //! # Producers
 //!
 //! Many producers share a claim word (`index << 1 | CLOSED`) and claim with
-//! one compare-exchange. While the word sits on a sentinel they wait (a few
+//! one compare-exchange; one that loses it to another producer waits a few
+//! spin hints before it tries again, so that contending producers do not
+//! take the word's line from the winner on every attempt. While the word sits on a sentinel they wait (a few
 //! instructions: the producer that took the last slot stores the next block
 //! and moves the word on). Because the tail block only changes while the
 //! word is on a sentinel, a producer whose compare-exchange succeeds knows

@@ -46,8 +46,8 @@ pub(crate) const PAUSE_SPINS: u32 = if cfg!(asyncband_loom) { 1 } else { 64 };
 /// claim word's line away from each other on every attempt; spaced out,
 /// the winner finishes its claim while the line is still its own. Used by
 /// the unbounded list's producers: on the `threads` `mpsc_4to1_unbounded`
-/// bench (four producers, one receiver, two cores; 31 interleaved runs) it
-/// took 0.63 of the time, from 1.48 to 0.98 × kanal. The ring's claims
+/// bench (four producers, one receiver, two cores) it took 0.63 of the time
+/// in 31 interleaved runs, and from 1.48 to 0.98 × kanal in 21. The ring's claims
 /// measured neutral with it (0.87–1.07 over five cells), so they retry at
 /// once. Nothing under loom, where a plain retry is enough and every hint
 /// would be a scheduling point. Out of line: an uncontended claim pays
