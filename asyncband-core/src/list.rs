@@ -13,7 +13,8 @@
 //! Many producers share a claim word (`index << 1 | CLOSED`) and claim with
 //! one compare-exchange; one that loses it to another producer waits a few
 //! spin hints before it tries again, so that contending producers do not
-//! take the word's line from the winner on every attempt. While the word sits on a sentinel they wait (a few
+//! take the word's line from the winner on every attempt. While the word
+//! sits on a sentinel they wait (a few
 //! instructions: the producer that took the last slot stores the next block
 //! and moves the word on). Because the tail block only changes while the
 //! word is on a sentinel, a producer whose compare-exchange succeeds knows
@@ -51,9 +52,7 @@ use crate::arity::Arity;
 use crate::boundary::Boundary;
 use crate::slot::{Slot, Stamp, readable};
 use crate::storage::{PopError, PushError, Storage, drop_each};
-use crate::sync::{
-    AtomicPtr, AtomicU64, Ordering, SeqCst, UnsafeCell, after_lost_claim, spin_hint, thread,
-};
+use crate::sync::{AtomicPtr, AtomicU64, Ordering, SeqCst, UnsafeCell, spin_hint, thread};
 use crate::wait::Fence;
 use std::sync::atomic::compiler_fence;
 
@@ -235,6 +234,28 @@ impl<T, P: Arity, C: Arity> List<T, P, C> {
         if P::MANY { word >> 1 } else { word }
     }
 
+    /// After a claim lost its compare-exchange to another producer's: waits
+    /// 2, 4, … up to 64 spin hints (doubling with `losses`, this claim's
+    /// losses so far) before the next attempt. Producers that retry at once
+    /// take the claim word's line from each other on every attempt; spaced
+    /// out, the winner finishes its claim while the line is still its own.
+    /// On the `threads` `mpsc_4to1_unbounded` bench (four producers, one
+    /// receiver, two cores) it took 0.63 of the time in 31 interleaved runs,
+    /// and from 1.48 to 0.98 × kanal in 21. The ring's claims measured
+    /// neutral with it (0.87–1.07 over five cells), so they retry at once.
+    /// Nothing under loom, where a plain retry is enough and every hint
+    /// would be a scheduling point. Cold and out of line: an uncontended
+    /// claim pays nothing for it.
+    #[cold]
+    #[inline(never)]
+    fn after_lost_claim(losses: &mut u32) {
+        *losses += 1;
+        #[cfg(not(asyncband_loom))]
+        for _ in 0..1u32 << (*losses).min(6) {
+            std::hint::spin_loop();
+        }
+    }
+
     /// Waits until a producer that is moving the tail to the next block is
     /// done, or a consumer likewise; a few stores.
     fn pause(spins: &mut u32) {
@@ -305,7 +326,7 @@ impl<T, P: Arity, C: Arity> List<T, P, C> {
                 }
                 Err(current) => {
                     word = current;
-                    after_lost_claim(&mut losses);
+                    Self::after_lost_claim(&mut losses);
                 }
             }
         }

@@ -40,28 +40,6 @@ pub(crate) const BUSY_TRY_SPINS: u32 = if cfg!(asyncband_loom) { 1 } else { 128 
 /// (a block hand-over) starts yielding.
 pub(crate) const PAUSE_SPINS: u32 = if cfg!(asyncband_loom) { 1 } else { 64 };
 
-/// After a claim lost its compare-exchange to another thread's: waits 2, 4,
-/// … up to 64 spin hints (doubling with `losses`, this claim's losses so
-/// far) before the next attempt. Claimants that retry at once take the
-/// claim word's line away from each other on every attempt; spaced out,
-/// the winner finishes its claim while the line is still its own. Used by
-/// the unbounded list's producers: on the `threads` `mpsc_4to1_unbounded`
-/// bench (four producers, one receiver, two cores) it took 0.63 of the time
-/// in 31 interleaved runs, and from 1.48 to 0.98 × kanal in 21. The ring's claims
-/// measured neutral with it (0.87–1.07 over five cells), so they retry at
-/// once. Nothing under loom, where a plain retry is enough and every hint
-/// would be a scheduling point. Out of line: an uncontended claim pays
-/// nothing for it.
-#[cold]
-#[inline(never)]
-pub(crate) fn after_lost_claim(losses: &mut u32) {
-    *losses += 1;
-    #[cfg(not(asyncband_loom))]
-    for _ in 0..1u32 << (*losses).min(6) {
-        std::hint::spin_loop();
-    }
-}
-
 /// One iteration of a busy wait: a `spin_loop` hint, or a loom yield so the
 /// model checker can run the thread being waited for.
 #[inline]
