@@ -35,6 +35,7 @@
 //! consistently with whatever boundary won).
 
 use crate::sync::{AtomicBool, AtomicU64, Ordering, SeqCst};
+use crate::wait::Fence;
 
 const OPEN: u64 = u64::MAX;
 
@@ -67,6 +68,39 @@ impl Boundary {
         !self.closed.swap(true, Ordering::SeqCst)
     }
 
+    /// Closes a single-producer storage: raises the flag, waits on the
+    /// producer's `fence` as a receiver does, and settles at the tail
+    /// `published` loads (`SeqCst`). True if this call closed it.
+    ///
+    /// Two closers skip the barrier, a system call while the fence is
+    /// plain (`wait/fence.rs`), which would otherwise be paid once or
+    /// twice by every short-lived channel as its ends drop:
+    ///
+    /// - the producer itself (`from_producer`): its own publishes came
+    ///   before this in program order, so its load of the tail sees them;
+    /// - a closer that finds the boundary settled already: the first
+    ///   settle wins, so this closer's would change nothing, and whoever
+    ///   reads the boundary with [`Boundary::frozen`] also sees the values
+    ///   inside it (every settle comes after its caller saw them published:
+    ///   a closer's or the consumer's load of the tail, or the producer's
+    ///   own writes).
+    pub(crate) fn close_single(
+        &self,
+        from_producer: bool,
+        fence: &Fence,
+        published: impl FnOnce() -> u64,
+    ) -> bool {
+        let closed = self.close();
+        if !closed && self.frozen().is_some() {
+            return false;
+        }
+        if !from_producer {
+            fence.before_wait();
+        }
+        self.settle(published());
+        closed
+    }
+
     /// Settles the boundary at `seen` unless it is settled already; returns
     /// the boundary in force.
     pub(crate) fn settle(&self, seen: u64) -> u64 {
@@ -88,5 +122,55 @@ impl Boundary {
             OPEN => None,
             frozen => Some(frozen),
         }
+    }
+}
+
+#[cfg(all(test, not(asyncband_loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_producer_closing_its_own_channel_asks_nothing_of_its_fence() {
+        let boundary = Boundary::new();
+        let fence = Fence::plain_for_tests();
+        let plain = fence.is_plain();
+        assert!(boundary.close_single(true, &fence, || 5));
+        assert_eq!(boundary.frozen(), Some(5));
+        assert_eq!(fence.is_plain(), plain, "no barrier was asked for");
+    }
+
+    #[test]
+    fn another_closer_of_an_open_channel_waits_on_the_producer() {
+        let boundary = Boundary::new();
+        let fence = Fence::plain_for_tests();
+        assert!(boundary.close_single(false, &fence, || 4));
+        assert_eq!(boundary.frozen(), Some(4));
+        // A plain fence was asked to fence (and the system call made).
+        assert!(!fence.is_plain());
+    }
+
+    #[test]
+    fn closing_a_settled_boundary_again_changes_nothing_and_asks_nothing() {
+        let boundary = Boundary::new();
+        let fence = Fence::plain_for_tests();
+        let plain = fence.is_plain();
+        assert!(boundary.close_single(true, &fence, || 3));
+        // The receiver closes (or goes away) after the sender did: the
+        // boundary is final, so no barrier, and the tail it would load is
+        // never used.
+        assert!(!boundary.close_single(false, &fence, || unreachable!()));
+        assert_eq!(boundary.frozen(), Some(3));
+        assert_eq!(fence.is_plain(), plain, "no barrier was asked for");
+    }
+
+    #[test]
+    fn a_close_flag_without_a_settled_boundary_is_settled_by_the_next_closer() {
+        // A producer saw the flag of a closer that has not settled yet.
+        let boundary = Boundary::new();
+        let fence = Fence::plain_for_tests();
+        assert!(boundary.close());
+        assert!(!boundary.close_single(false, &fence, || 9));
+        assert_eq!(boundary.frozen(), Some(9));
+        assert!(!fence.is_plain());
     }
 }

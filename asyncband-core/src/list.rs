@@ -724,15 +724,13 @@ unsafe impl<T, P: Arity, C: Arity> Storage for List<T, P, C> {
         ready.then(|| unsafe { slot.get() })
     }
 
-    unsafe fn close(&self, _from_producer: bool) -> bool {
+    unsafe fn close(&self, from_producer: bool) -> bool {
         if !P::MANY {
-            let closed = self.boundary.close();
-            // The closer waits on the producer like a receiver does.
-            self.fence.before_wait();
             // ORDERING: SeqCst: the closer's re-check (see `Boundary`).
-            let tail = self.tail.index.load_sc();
-            self.boundary.settle(tail);
-            return closed;
+            let published = || self.tail.index.load_sc();
+            return self
+                .boundary
+                .close_single(from_producer, &self.fence, published);
         }
         // ORDERING: SeqCst: freezes the boundary in the claim word.
         self.tail.index.fetch_or(CLOSED, Ordering::SeqCst) & CLOSED == 0

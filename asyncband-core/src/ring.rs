@@ -808,15 +808,12 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
 
     unsafe fn close(&self, from_producer: bool) -> bool {
         if !P::MANY {
-            let closed = self.boundary.close();
-            // The closer waits on the producer like a receiver does.
-            self.producer.fence.before_wait();
             // ORDERING: SeqCst: the closer's re-check of the tail, paired
             // with the producer's publish (see `Boundary`).
-            let tail = self.tail.word.load_sc();
-            let _ = from_producer;
-            self.boundary.settle(tail);
-            return closed;
+            let published = || self.tail.word.load_sc();
+            return self
+                .boundary
+                .close_single(from_producer, &self.producer.fence, published);
         }
         // ORDERING: SeqCst: freezes the boundary in the claim word; every
         // claim is ordered before or after it.

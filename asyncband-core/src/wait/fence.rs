@@ -244,6 +244,30 @@ impl Fence {
     }
 }
 
+#[cfg(all(test, not(asyncband_loom)))]
+impl Fence {
+    /// A fence that publishes plainly (where `membarrier` is available), as
+    /// one whose channel has streamed for a while with nobody waiting.
+    pub(crate) fn plain_for_tests() -> Self {
+        let fence = Self::new();
+        for position in 1..=u64::from(PLAIN_AFTER) {
+            // SAFETY: the caller of this helper is the fence's only user.
+            unsafe {
+                if fence.fenced(position) {
+                    fence.fenced_publish(|| false, || position);
+                }
+            }
+        }
+        assert_eq!(fence.is_plain(), membarrier::available());
+        fence
+    }
+
+    /// Whether the fence is `PLAIN`: no waiter has asked it to fence since.
+    pub(crate) fn is_plain(&self) -> bool {
+        self.mode.load_sc() == PLAIN
+    }
+}
+
 /// `membarrier(2)`, where the kernel offers it.
 mod membarrier {
     /// Whether the private expedited command is registered and usable.
