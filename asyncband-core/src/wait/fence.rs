@@ -30,6 +30,14 @@
 //! | `REQUESTED` | (acknowledges on its next publish) | calls `membarrier` |
 //! | `FENCED` | `SeqCst` store | nothing: the store-buffer argument holds |
 //!
+//! - A new fence starts `FENCED`, for its first [`FENCED_AT_FIRST`]
+//!   publishes: a reply channel, whose receiver waits before the only send,
+//!   or any short exchange never makes the system call, which costs
+//!   microseconds whenever another thread of the process is running (an
+//!   inter-processor interrupt per CPU that runs one). A channel that
+//!   streams hardly notices so few fenced publishes; a whole [`PLAIN_AFTER`]
+//!   of them at the start made the `threads` bench's SPSC capacity-1024
+//!   runs settle into their slow mode twice as often.
 //! - The publisher reads the mode at the start of each publish. On
 //!   `REQUESTED` it stores `FENCED` (a `SeqCst` store, which also makes every
 //!   earlier publish visible to whoever reads `FENCED`) and publishes fenced
@@ -45,6 +53,15 @@
 //!   storing its flag and then loading the mode, one of the two sees the
 //!   other (both `SeqCst`): a waiter that saw `FENCED` is seen by the publisher
 //!   before it publishes plainly.
+//! - "Found nobody waiting" is asked after the publish has woken whoever
+//!   waited for it, so a waiter the publish itself served does not count:
+//!   a stretch runs out even while waiters come often. The next waiter then
+//!   comes right after the switch to `PLAIN`, the bet counts as lost and
+//!   the stretch doubles, so such a channel is soon fenced for all but a
+//!   few publishes in 2^20. Counting served waiters instead was measured:
+//!   it kept streaming SPSC channels fenced for good, where each `SeqCst`
+//!   store waits for the other core, and the `threads` bench at capacity
+//!   1024 ran about twice as slow.
 //!
 //! Where `membarrier` is not available (another OS, a seccomp filter,
 //! Miri, loom) the mode is `FENCED` forever and this module costs one
@@ -60,6 +77,10 @@ const FENCED: usize = 2;
 /// goes back to plain stores, to begin with. One `membarrier` costs about as
 /// much as this many fenced publishes.
 pub const PLAIN_AFTER: u32 = 1024;
+
+/// Fenced publishes a new fence makes, with nobody waiting, before it
+/// first goes plain (module docs).
+const FENCED_AT_FIRST: u32 = 64;
 
 /// The longest stretch of fenced publishes [`Fence`] doubles up to.
 const MAX_FENCED_STRETCH: u32 = 1 << 20;
@@ -86,14 +107,9 @@ pub(crate) struct Fence {
 
 impl Fence {
     pub(crate) fn new() -> Self {
-        let mode = if membarrier::available() {
-            PLAIN
-        } else {
-            FENCED
-        };
         Self {
-            mode: AtomicUsize::new(mode),
-            left: UnsafeCell::new(PLAIN_AFTER),
+            mode: AtomicUsize::new(FENCED),
+            left: UnsafeCell::new(FENCED_AT_FIRST),
             stretch: UnsafeCell::new(PLAIN_AFTER),
             plain_at: UnsafeCell::new(0),
         }
@@ -103,9 +119,8 @@ impl Fence {
     /// publish): whether this publish must be a `SeqCst` store.
     /// Acknowledges a waiter's request.
     ///
-    /// A channel whose waiters come often stays `FENCED` for good, so that
-    /// mode costs a compare here and no call; only the acknowledgement is
-    /// out of line.
+    /// `FENCED` costs a compare here and no call; only the acknowledgement
+    /// is out of line.
     ///
     /// # Safety
     ///
@@ -250,7 +265,7 @@ impl Fence {
     /// one whose channel has streamed for a while with nobody waiting.
     pub(crate) fn plain_for_tests() -> Self {
         let fence = Self::new();
-        for position in 1..=u64::from(PLAIN_AFTER) {
+        for position in 1..=u64::from(FENCED_AT_FIRST) {
             // SAFETY: the caller of this helper is the fence's only user.
             unsafe {
                 if fence.fenced(position) {
@@ -343,8 +358,29 @@ mod tests {
         let fence = Fence::new();
         let start = 4 * u64::from(PLAIN_AFTER);
         let published = publish(&fence, 0..start, false);
-        assert!(published.iter().all(|&f| f != membarrier::available()));
+        assert!(
+            published[FENCED_AT_FIRST as usize..]
+                .iter()
+                .all(|&f| f != membarrier::available())
+        );
         (fence, start)
+    }
+
+    #[test]
+    fn a_new_fence_publishes_fenced_at_first_and_then_plain_with_nobody_waiting() {
+        let fence = Fence::new();
+        // A waiter on a new channel needs no system call: the fence is
+        // already fenced.
+        assert_eq!(fence.mode.load_sc(), FENCED);
+        fence.before_wait();
+        assert_eq!(fence.mode.load_sc(), FENCED);
+        let first = u64::from(FENCED_AT_FIRST);
+        let published = publish(&fence, 0..first + 1, false);
+        assert!(published[..FENCED_AT_FIRST as usize].iter().all(|&f| f));
+        assert_eq!(
+            published[FENCED_AT_FIRST as usize],
+            !membarrier::available()
+        );
     }
 
     #[test]
