@@ -14,7 +14,11 @@
 //! it are not.
 //!
 //! - The closer stores `closed` (`SeqCst`), loads the published tail
-//!   (`SeqCst`) and settles at that tail.
+//!   (`SeqCst`) and settles at that tail. In between it waits on the
+//!   producer's fence as a receiver does (`wait/fence.rs`: a producer that
+//!   publishes with plain stores needs the closer's barrier for the
+//!   store-buffer argument below), unless it is the producer itself or
+//!   finds the boundary settled already ([`Boundary::close_single`]).
 //! - The producer, after publishing position `t` (a `SeqCst` store of `t + 1`),
 //!   loads `closed` (`SeqCst`). If set, it settles at `t + 1`; if the boundary
 //!   that wins is `<= t`, its value is outside, so it takes the value back
