@@ -19,7 +19,17 @@
 //!
 //! runs 9 rounds with one busy thread (defaults: 9 rounds, 0 busy threads),
 //! the implementations interleaved in each round, and prints the median
-//! ns per channel of each.
+//! ns per channel of each. The channels are the bench suite's adapters
+//! (`benches/peers/`): each peer's try calls for `drop`, its futures for
+//! `reply`.
+
+#[path = "../peers/mod.rs"]
+#[allow(
+    dead_code,
+    unused_imports,
+    reason = "the suite's adapters; this probe uses the bounded channels, not rtrb or mpmc"
+)]
+mod peers;
 
 use std::future::Future;
 use std::pin::pin;
@@ -28,129 +38,44 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
+use peers::{
+    AsyncBounded, AsyncChannel, AsyncbandMpsc, AsyncbandSpsc, Crossbeam, Flume, Kanal, Outcome,
+    RecvAsync, SendAsync, StdMpsc, SyncBounded, Thingbuf, Tokio, TryRecv, TrySend,
+};
+
 /// Channels per round.
 const CHANNELS: u32 = 20_000;
 
 /// One channel's life in one pattern.
 type Life = fn(u64);
 
-/// Polls `recv` once expecting `Pending`, calls `send`, polls again
-/// expecting `value`.
-fn wait_then_receive<F, E>(recv: F, send: impl FnOnce(), value: u64)
-where
-    F: Future<Output = Result<u64, E>>,
-    E: std::fmt::Debug,
-{
+/// `drop`: create, `try_send`, drop the sender, `try_recv`, drop.
+fn drop_life<C: SyncBounded<u64, 1>>(value: u64) {
+    let (mut tx, mut rx) = C::channel();
+    assert!(tx.try_send(value), "room for one");
+    drop(tx);
+    assert_eq!(rx.try_recv(), Some(value));
+}
+
+/// `reply`: create, poll a receive (it waits), send, poll the receive
+/// again (ready), drop the receiver, then the sender.
+fn reply_life<C: AsyncBounded<u64, 1>>(value: u64) {
+    let (mut tx, mut rx) = C::channel();
     let mut cx = Context::from_waker(Waker::noop());
-    let mut recv = pin!(recv);
-    assert!(recv.as_mut().poll(&mut cx).is_pending(), "nothing sent yet");
-    send();
-    match recv.as_mut().poll(&mut cx) {
-        Poll::Ready(received) => assert_eq!(received.expect("sender alive"), value),
-        Poll::Pending => panic!("sent, but the receive still waits"),
+    {
+        let mut recv = pin!(rx.recv());
+        assert!(recv.as_mut().poll(&mut cx).is_pending(), "nothing sent yet");
+        match pin!(tx.send(value)).poll(&mut cx) {
+            Poll::Ready(sent) => assert!(sent.into_option().is_some(), "receiver alive"),
+            Poll::Pending => panic!("no room for one"),
+        }
+        match recv.as_mut().poll(&mut cx) {
+            Poll::Ready(received) => assert_eq!(received.into_option(), Some(value)),
+            Poll::Pending => panic!("sent, but the receive still waits"),
+        }
     }
-}
-
-fn asyncband_spsc_drop(value: u64) {
-    let (mut tx, mut rx) = asyncband::spsc::Bounded::<u64, 1>::channel();
-    tx.try_send(value).expect("room for one");
-    drop(tx);
-    assert_eq!(rx.try_recv(), Ok(value));
-}
-
-fn asyncband_spsc_reply(value: u64) {
-    let (mut tx, mut rx) = asyncband::spsc::Bounded::<u64, 1>::channel();
-    wait_then_receive(
-        rx.recv(),
-        || tx.try_send(value).expect("room for one"),
-        value,
-    );
     drop(rx);
-}
-
-fn asyncband_mpsc_drop(value: u64) {
-    let (tx, mut rx) = asyncband::mpsc::Bounded::<u64, 1>::channel();
-    tx.try_send(value).expect("room for one");
     drop(tx);
-    assert_eq!(rx.try_recv(), Ok(value));
-}
-
-fn asyncband_mpsc_reply(value: u64) {
-    let (tx, mut rx) = asyncband::mpsc::Bounded::<u64, 1>::channel();
-    wait_then_receive(
-        rx.recv(),
-        || tx.try_send(value).expect("room for one"),
-        value,
-    );
-    drop(rx);
-}
-
-fn tokio_drop(value: u64) {
-    let (tx, mut rx) = tokio::sync::mpsc::channel::<u64>(1);
-    tx.try_send(value).expect("room for one");
-    drop(tx);
-    assert_eq!(rx.try_recv(), Ok(value));
-}
-
-fn tokio_reply(value: u64) {
-    let (tx, mut rx) = tokio::sync::mpsc::channel::<u64>(1);
-    wait_then_receive(
-        async { rx.recv().await.ok_or("closed") },
-        || tx.try_send(value).expect("room for one"),
-        value,
-    );
-    drop(rx);
-}
-
-fn kanal_drop(value: u64) {
-    let (tx, rx) = kanal::bounded::<u64>(1);
-    assert!(tx.try_send(value).expect("open"), "room for one");
-    drop(tx);
-    assert_eq!(rx.try_recv().expect("open"), Some(value));
-}
-
-fn kanal_reply(value: u64) {
-    let (tx, rx) = kanal::bounded_async::<u64>(1);
-    wait_then_receive(
-        rx.recv(),
-        || assert!(tx.try_send(value).expect("open"), "room for one"),
-        value,
-    );
-    drop(rx);
-}
-
-fn flume_drop(value: u64) {
-    let (tx, rx) = flume::bounded::<u64>(1);
-    tx.try_send(value).expect("room for one");
-    drop(tx);
-    assert_eq!(rx.try_recv(), Ok(value));
-}
-
-fn flume_reply(value: u64) {
-    let (tx, rx) = flume::bounded::<u64>(1);
-    wait_then_receive(
-        rx.recv_async(),
-        || tx.try_send(value).expect("room for one"),
-        value,
-    );
-    drop(rx);
-}
-
-fn crossbeam_drop(value: u64) {
-    let (tx, rx) = crossbeam_channel::bounded::<u64>(1);
-    tx.try_send(value).expect("room for one");
-    drop(tx);
-    assert_eq!(rx.try_recv(), Ok(value));
-}
-
-fn async_channel_reply(value: u64) {
-    let (tx, rx) = async_channel::bounded::<u64>(1);
-    wait_then_receive(
-        rx.recv(),
-        || tx.try_send(value).expect("room for one"),
-        value,
-    );
-    drop(rx);
 }
 
 /// Median ns per channel of `life` over one round.
@@ -181,19 +106,23 @@ fn main() {
             })
         })
         .collect();
-    let lives: [(&str, &str, Life); 12] = [
-        ("drop", "asyncband spsc", asyncband_spsc_drop),
-        ("drop", "asyncband mpsc", asyncband_mpsc_drop),
-        ("drop", "tokio", tokio_drop),
-        ("drop", "kanal", kanal_drop),
-        ("drop", "flume", flume_drop),
-        ("drop", "crossbeam-channel", crossbeam_drop),
-        ("reply", "asyncband spsc", asyncband_spsc_reply),
-        ("reply", "asyncband mpsc", asyncband_mpsc_reply),
-        ("reply", "tokio", tokio_reply),
-        ("reply", "kanal", kanal_reply),
-        ("reply", "flume", flume_reply),
-        ("reply", "async-channel", async_channel_reply),
+    let lives: [(&str, &str, Life); 16] = [
+        ("drop", "asyncband spsc", drop_life::<AsyncbandSpsc>),
+        ("drop", "asyncband mpsc", drop_life::<AsyncbandMpsc>),
+        ("drop", "tokio", drop_life::<Tokio>),
+        ("drop", "kanal", drop_life::<Kanal>),
+        ("drop", "flume", drop_life::<Flume>),
+        ("drop", "crossbeam-channel", drop_life::<Crossbeam>),
+        ("drop", "async-channel", drop_life::<AsyncChannel>),
+        ("drop", "thingbuf", drop_life::<Thingbuf>),
+        ("drop", "std mpsc", drop_life::<StdMpsc>),
+        ("reply", "asyncband spsc", reply_life::<AsyncbandSpsc>),
+        ("reply", "asyncband mpsc", reply_life::<AsyncbandMpsc>),
+        ("reply", "tokio", reply_life::<Tokio>),
+        ("reply", "kanal", reply_life::<Kanal>),
+        ("reply", "flume", reply_life::<Flume>),
+        ("reply", "async-channel", reply_life::<AsyncChannel>),
+        ("reply", "thingbuf", reply_life::<Thingbuf>),
     ];
     let mut times = vec![Vec::new(); lives.len()];
     for _ in 0..rounds {
