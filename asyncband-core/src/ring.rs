@@ -665,8 +665,15 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
                     continue;
                 }
                 Some(None) => return Err(PushError::Full(())),
-                // With units held, the slot checked is not the one claimed.
-                Some(Some(full)) if Self::units(word) == 0 => full,
+                // With `R` units held, the slot checked is `R` positions past
+                // the one claimed. A single consumer frees slots in position
+                // order, so that one is free as well, and the consumer's
+                // read of it came before its store of the stamp just
+                // loaded: its full position is `full - R`, no second wait.
+                // (Many consumers free slots out of order: `wait_writable`.)
+                Some(Some(full)) if !C::MANY || Self::units(word) == 0 => {
+                    full - Self::units(word)
+                }
                 Some(Some(_)) => u64::MAX,
             };
             match self.cas_tail(word, word + Self::ONE_POS) {
@@ -1205,6 +1212,36 @@ mod tests {
         units_count_against_capacity::<One, One>();
         units_count_against_capacity::<Many, One>();
         units_count_against_capacity::<Many, Many>();
+    }
+
+    /// A send while units are held checks the slot `R` positions ahead of
+    /// the one it claims; it must still write the claimed one, on every lap.
+    fn sends_past_held_units_write_their_own_slot<C: Arity>() {
+        let ring = Ring::<u64, 4, Many, C>::new();
+        // SAFETY: single-threaded.
+        unsafe {
+            for lap in 0..3 {
+                let base = lap * 10;
+                ring.try_acquire(2).unwrap();
+                ring.try_push(base + 1).unwrap();
+                ring.try_push(base + 2).unwrap();
+                assert_eq!(ring.try_push(base + 9), Err(PushError::Full(base + 9)));
+                assert_eq!(ring.try_pop(), Ok(base + 1));
+                ring.push_reserved(base + 3).unwrap();
+                ring.push_reserved(base + 4).unwrap();
+                ring.try_push(base + 5).unwrap();
+                for want in 2..=5 {
+                    assert_eq!(ring.try_pop(), Ok(base + want));
+                }
+                assert_eq!(ring.try_pop(), Err(PopError::Empty));
+            }
+        }
+    }
+
+    #[test]
+    fn sends_while_units_are_held_write_the_claimed_slot() {
+        sends_past_held_units_write_their_own_slot::<One>();
+        sends_past_held_units_write_their_own_slot::<Many>();
     }
 
     #[test]
