@@ -42,6 +42,30 @@ fn poll_once<F: std::future::Future>(future: std::pin::Pin<&mut F>) -> Poll<F::O
 macro_rules! every_flavour {
     () => {
         #[test]
+        fn two_threads_hand_over_large_values_whole() {
+            // Over 128 bytes: received through `chan::Popped`, which moves
+            // the value out of its slot before the slot is released.
+            guarded(|| {
+                let (mut tx, mut rx) = F::<[u64; 20]>::channel();
+                let producer = thread::spawn(move || {
+                    for i in 0..N {
+                        tx.send_blocking([i; 20]).unwrap();
+                    }
+                });
+                for i in 0..N {
+                    let value = if i % 2 == 0 {
+                        rx.recv_blocking()
+                    } else {
+                        block_on(rx.recv())
+                    };
+                    assert_eq!(value, Ok([i; 20]));
+                }
+                producer.join().unwrap();
+                assert_eq!(rx.try_recv(), Err(TryRecvError::Disconnected));
+            })
+        }
+
+        #[test]
         fn two_threads_hand_over_every_value_in_order() {
             guarded(|| {
                 let (mut tx, mut rx) = F::<u64>::channel();

@@ -44,6 +44,40 @@ const LONG: Duration = Duration::from_secs(10);
 /// Time for another thread to reach its wait (not needed for correctness).
 const SETTLE: Duration = Duration::from_millis(20);
 
+/// A value larger than the 128 bytes above which a receive moves the value
+/// from its slot straight into the result (`asyncband-core`'s
+/// `chan::Popped`): tracked for drops, with a pattern derived from its
+/// sequence number that is checked whole on receive.
+#[derive(Debug)]
+struct Large {
+    tracked: Tracked,
+    seq: usize,
+    pattern: [u64; 32],
+}
+
+impl Large {
+    fn new(tracked: Tracked, seq: usize) -> Self {
+        Self {
+            tracked,
+            seq,
+            pattern: Self::pattern(seq),
+        }
+    }
+
+    fn pattern(seq: usize) -> [u64; 32] {
+        std::array::from_fn(|i| (seq as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ i as u64)
+    }
+
+    /// Panics unless this is value `seq`, every byte of it.
+    fn check(&self, seq: usize) {
+        assert_eq!((self.seq, self.tracked.id()), (seq, seq));
+        assert!(
+            self.pattern == Self::pattern(seq),
+            "value {seq} arrived torn"
+        );
+    }
+}
+
 macro_rules! every_flavour {
     () => {
         // ---- counts and queries ------------------------------------------
@@ -642,6 +676,51 @@ macro_rules! every_flavour {
         }
 
         // ---- drop accounting -----------------------------------------------------
+
+        #[test]
+        fn large_values_arrive_whole_through_every_receive_and_are_dropped_once() {
+            within(|| {
+                let ledger = Ledger::new();
+                let (mut tx, mut rx) = F::<Large>::channel();
+                let counter = WakeCounter::new();
+                let mut seq = 0;
+                // Enough rounds to wrap a ring of `CAP` and cross list blocks.
+                for _ in 0..12 {
+                    tx.try_send(Large::new(ledger.track(), seq)).unwrap();
+                    rx.try_recv().unwrap().check(seq);
+                    seq += 1;
+                    // A receive future that finds the value ready.
+                    tx.try_send(Large::new(ledger.track(), seq)).unwrap();
+                    match counter.poll(pin!(rx.recv()).as_mut()) {
+                        Poll::Ready(Ok(value)) => value.check(seq),
+                        other => panic!("a ready receive returned {other:?}"),
+                    }
+                    seq += 1;
+                    // One that waits for it.
+                    {
+                        let mut recv = pin!(rx.recv());
+                        assert!(counter.poll(recv.as_mut()).is_pending());
+                        tx.try_send(Large::new(ledger.track(), seq)).unwrap();
+                        match counter.poll(recv.as_mut()) {
+                            Poll::Ready(Ok(value)) => value.check(seq),
+                            other => panic!("a woken receive returned {other:?}"),
+                        }
+                    }
+                    seq += 1;
+                    tx.try_send(Large::new(ledger.track(), seq)).unwrap();
+                    rx.recv_blocking().unwrap().check(seq);
+                    seq += 1;
+                }
+                // Queued when the channel goes: dropped with it.
+                for _ in 0..3 {
+                    tx.try_send(Large::new(ledger.track(), seq)).unwrap();
+                    seq += 1;
+                }
+                drop((tx, rx));
+                assert_eq!(ledger.created(), seq);
+                ledger.assert_each_dropped_once();
+            })
+        }
 
         #[test]
         fn every_value_is_dropped_exactly_once_whether_received_queued_or_handed_back() {

@@ -22,7 +22,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use crate::arity::Arity;
-use crate::chan::{Chan, RxWait, TxWait};
+use crate::chan::{Chan, RxWait, TxWait, is_large};
 use crate::error::{RecvError, SendError, TrySendError};
 use crate::storage::{PopError, PushError, Storage};
 use crate::sync::{spin_hint, thread};
@@ -199,11 +199,18 @@ impl<S: Storage> Chan<S> {
         let mut first = None;
         if !*registered {
             // SAFETY: single-consumer contract from the caller.
-            match unsafe { self.storage().try_pop() } {
-                Ok(value) => {
+            match unsafe { self.storage().front() } {
+                Ok(front) if is_large::<S::Item>() => {
                     // SAFETY: single-consumer contract from the caller.
-                    unsafe { self.popped() };
-                    return Poll::Ready(Ok(value));
+                    let mut popped = unsafe { self.popped_guard(front) };
+                    // The value lands in the result before `popped` drops
+                    // (`chan::Popped`).
+                    // SAFETY: taken once; `popped` releases it afterwards.
+                    return Poll::Ready(Ok(unsafe { popped.take() }));
+                }
+                Ok(front) => {
+                    // SAFETY: single-consumer contract from the caller.
+                    return Poll::Ready(Ok(unsafe { self.take_popped(front) }));
                 }
                 Err(PopError::Closed) => return Poll::Ready(Err(RecvError)),
                 Err(missed) => first = Some(missed),
@@ -239,15 +246,22 @@ impl<S: Storage> Chan<S> {
             let attempt = match first.take() {
                 Some(missed) => Err(missed),
                 // SAFETY: single-consumer contract from the caller.
-                None => unsafe { self.storage().try_pop() },
+                None => unsafe { self.storage().front() },
             };
             match attempt {
-                Ok(value) => {
+                Ok(front) if is_large::<S::Item>() => {
+                    // SAFETY: single-consumer contract from the caller.
+                    let mut popped = unsafe { self.popped_guard(front) };
+                    // SAFETY: the caller's contract on `node`.
+                    unsafe { self.cancel_recv(node, registered) };
+                    // SAFETY: taken once; `popped` releases it afterwards.
+                    return Poll::Ready(Ok(unsafe { popped.take() }));
+                }
+                Ok(front) => {
                     // SAFETY: the caller's contract on `node`.
                     unsafe { self.cancel_recv(node, registered) };
                     // SAFETY: single-consumer contract from the caller.
-                    unsafe { self.popped() };
-                    return Poll::Ready(Ok(value));
+                    return Poll::Ready(Ok(unsafe { self.take_popped(front) }));
                 }
                 Err(PopError::Closed) => {
                     // SAFETY: as above.

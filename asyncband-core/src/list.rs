@@ -174,6 +174,24 @@ impl<T, S> Drop for Pool<T, S> {
 }
 
 /// One end of the list.
+/// A consumer's hold on the value at `index` in `block` (see
+/// [`Storage::front`]): found published or, with many consumers, claimed;
+/// the block stays alive until `release_front`.
+pub struct ListFront<T, S> {
+    index: u64,
+    block: *mut Block<T, S>,
+    /// The slot of `index` in `block`, found once (as `RingFront::slot`).
+    slot: *const Slot<T, S>,
+}
+
+impl<T, S> std::fmt::Debug for ListFront<T, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ListFront")
+            .field("index", &self.index)
+            .finish_non_exhaustive()
+    }
+}
+
 struct End<T, S> {
     /// Many producers: `index << 1 | CLOSED`. Otherwise the index.
     index: AtomicU64,
@@ -529,41 +547,6 @@ impl<T, P: Arity, C: Arity> List<T, P, C> {
         }
     }
 
-    /// Many consumers: reads the claimed `index` in `block`, moving the head
-    /// on and retiring the block after its last slot. The block crossing is
-    /// out of line (`leave_block`, `retire_block`), so that the common read
-    /// inlines.
-    ///
-    /// # Safety
-    ///
-    /// The caller claimed `index`, which lives in `block`.
-    #[inline]
-    unsafe fn take_claimed(&self, block: *mut Block<T, P::Stamp>, index: u64) -> T {
-        let offset = index % LAP;
-        let last = offset + 1 == BLOCK as u64;
-        if last {
-            // SAFETY: we claimed the sentinel `index` of `block`.
-            unsafe { self.leave_block(block) };
-        }
-        // SAFETY: `block` is alive: its slot `offset` is ours and unread.
-        let slot = unsafe { &(*block).slots[offset as usize] };
-        let mut spins = 0;
-        // ORDERING: Acquire pairs with the producer's Release publish.
-        while slot.stamp.load(Ordering::Acquire) != readable(index) {
-            Self::pause(&mut spins);
-        }
-        // SAFETY: published, and this consumer owns the claimed index.
-        let value = unsafe { slot.read() };
-        // ORDERING: Release pairs with the retiring consumer's Acquire check.
-        slot.stamp.store(consumed(index), Ordering::Release);
-        if last {
-            // SAFETY: we read the last slot of `block`, whose first index is
-            // `index - offset`.
-            unsafe { self.retire_block(block, index - offset) };
-        }
-        value
-    }
-
     /// Many consumers, holding the sentinel (last) slot of `block`: waits
     /// for the next block's link and moves the head onto it.
     ///
@@ -622,6 +605,7 @@ impl<T, P: Arity, C: Arity> List<T, P, C> {
 // drained, and the condition changes waiters wait for are SeqCst.
 unsafe impl<T, P: Arity, C: Arity> Storage for List<T, P, C> {
     type Item = T;
+    type Front = ListFront<T, P::Stamp>;
     type Senders = P;
     type Receivers = C;
     const CAPACITY: Option<usize> = None;
@@ -663,18 +647,27 @@ unsafe impl<T, P: Arity, C: Arity> Storage for List<T, P, C> {
     }
 
     #[inline]
-    unsafe fn try_pop(&self) -> Result<T, PopError> {
+    unsafe fn front(&self) -> Result<ListFront<T, P::Stamp>, PopError> {
         if C::MANY {
             let (index, block) = self.claim_head()?;
-            // SAFETY: claimed above.
-            return Ok(unsafe { self.take_claimed(block, index) });
+            if (index % LAP) + 1 == BLOCK as u64 {
+                // The block crossing is out of line (`leave_block`,
+                // `retire_block`), so that the common read inlines.
+                // SAFETY: we claimed the sentinel `index` of `block`.
+                unsafe { self.leave_block(block) };
+            }
+            // SAFETY: `block` is alive: its slot `index % LAP` is ours.
+            let slot = unsafe { &raw const (*block).slots[(index % LAP) as usize] };
+            return Ok(ListFront { index, block, slot });
         }
         // ORDERING: Relaxed; the single consumer reads its own state.
         let index = self.head.index.load(Ordering::Relaxed);
         let block = self.head.block.load(Ordering::Relaxed);
         // SAFETY: the head block is alive while the consumer is on it.
-        let slot = unsafe { &(*block).slots[(index % LAP) as usize] };
+        let slot = unsafe { &raw const (*block).slots[(index % LAP) as usize] };
         if P::MANY {
+            // SAFETY: as above.
+            let slot = unsafe { &*slot };
             // ORDERING: Acquire pairs with the producer's Release publish.
             if slot.stamp.load(Ordering::Acquire) != readable(index) {
                 // ORDERING: SeqCst: the waiting consumer's re-check, paired
@@ -699,11 +692,48 @@ unsafe impl<T, P: Arity, C: Arity> Storage for List<T, P, C> {
                 });
             }
         }
-        // SAFETY: published (checked above) and owned by the single consumer.
-        let value = unsafe { slot.read() };
-        // SAFETY: single consumer; `index` is the head, in `block`.
-        unsafe { self.advance_one(block, index) };
-        Ok(value)
+        Ok(ListFront { index, block, slot })
+    }
+
+    #[inline]
+    unsafe fn take_front(&self, front: &mut ListFront<T, P::Stamp>) -> T {
+        let index = front.index;
+        // SAFETY: the front's block stays alive until the front is released
+        // (a single consumer recycles it in `advance_one`, many consumers in
+        // `retire_block`, both after the read); `slot` is in it.
+        let slot = unsafe { &*front.slot };
+        if C::MANY {
+            // A claimed index may still be being written.
+            let mut spins = 0;
+            // ORDERING: Acquire pairs with the producer's Release publish.
+            while slot.stamp.load(Ordering::Acquire) != readable(index) {
+                Self::pause(&mut spins);
+            }
+        }
+        // SAFETY: published (checked in `front`, or just above) and owned by
+        // this consumer: the only one, or the winner of the claim.
+        unsafe { slot.read() }
+    }
+
+    #[inline]
+    unsafe fn release_front(&self, front: ListFront<T, P::Stamp>) {
+        let ListFront { index, block, slot } = front;
+        if C::MANY {
+            let offset = index % LAP;
+            // SAFETY: as in `take_front`.
+            let slot = unsafe { &*slot };
+            // ORDERING: Release pairs with the retiring consumer's Acquire
+            // check.
+            slot.stamp.store(consumed(index), Ordering::Release);
+            if offset + 1 == BLOCK as u64 {
+                // SAFETY: we read the last slot of `block`, whose first index
+                // is `index - offset`.
+                unsafe { self.retire_block(block, index - offset) };
+            }
+        } else {
+            // SAFETY: single consumer; `index` is the head, in `block`.
+            unsafe { self.advance_one(block, index) };
+        }
     }
 
     unsafe fn peek(&self) -> Option<&T> {

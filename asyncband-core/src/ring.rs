@@ -118,6 +118,27 @@ pub struct Ring<T, const CAP: usize, P: Arity, C: Arity> {
     _arity: PhantomData<(P, C)>,
 }
 
+/// A consumer's hold on the value at `pos` (see [`Storage::front`]): found
+/// readable and, with many consumers, claimed; freed by `release_front`.
+pub struct RingFront<T, S> {
+    pos: u64,
+    /// The slot of `pos`, found once: `take_front` and `release_front`
+    /// would otherwise reload the slot array's address after `front`'s
+    /// atomic operations.
+    slot: *const Slot<T, S>,
+    /// One producer: whether the release publishes fenced, asked of the
+    /// consumer's fence in `front` (unused otherwise).
+    fenced: bool,
+}
+
+impl<T, S> std::fmt::Debug for RingFront<T, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RingFront")
+            .field("pos", &self.pos)
+            .finish_non_exhaustive()
+    }
+}
+
 /// The word the consumers read to find values.
 struct TailSide {
     /// Many producers: the claim word (layout in the module docs).
@@ -538,6 +559,7 @@ fn publish(index: &AtomicU64, value: u64, fenced: bool) {
 // condition changes waiters wait for are SeqCst operations.
 unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P, C> {
     type Item = T;
+    type Front = RingFront<T, P::Stamp>;
     type Senders = P;
     type Receivers = C;
     const CAPACITY: Option<usize> = Some(CAP);
@@ -671,9 +693,7 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
                 // read of it came before its store of the stamp just
                 // loaded: its full position is `full - R`, no second wait.
                 // (Many consumers free slots out of order: `wait_writable`.)
-                Some(Some(full)) if !C::MANY || Self::units(word) == 0 => {
-                    full - Self::units(word)
-                }
+                Some(Some(full)) if !C::MANY || Self::units(word) == 0 => full - Self::units(word),
                 Some(Some(_)) => u64::MAX,
             };
             match self.cas_tail(word, word + Self::ONE_POS) {
@@ -688,7 +708,7 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
     }
 
     #[inline]
-    unsafe fn try_pop(&self) -> Result<T, PopError> {
+    unsafe fn front(&self) -> Result<RingFront<T, P::Stamp>, PopError> {
         if !P::MANY {
             // SAFETY: single consumer (caller's contract).
             let head = unsafe { self.consumer.head.get() };
@@ -703,17 +723,13 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
             }
             // SAFETY: the single consumer.
             let fenced = unsafe { self.consumer.fence.fenced(head + 1) };
-            // SAFETY: `head` is below the published tail (and the boundary),
-            // so the slot holds a value only this consumer reads.
-            let value = unsafe { self.slot(head).read() };
-            // Frees the slot for the producer, releasing our read of it.
-            // SAFETY: single consumer.
-            unsafe {
-                self.consumer
-                    .head
-                    .publish(&self.head.word, head + 1, fenced);
-            }
-            return Ok(value);
+            // `head` is below the published tail (and the boundary), so the
+            // slot holds a value only this consumer reads.
+            return Ok(RingFront {
+                pos: head,
+                slot: self.slot(head),
+                fenced,
+            });
         }
         // ORDERING: Relaxed; a single consumer reads its own head, many
         // consumers re-validate with the compare-exchange below.
@@ -737,33 +753,14 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
                         continue;
                     }
                 }
-                // SAFETY: the stamp says the value is written, and this
-                // consumer owns position `head` (the only consumer, or the
-                // winner of the claim).
-                let value = unsafe { slot.read() };
-                if C::MANY {
-                    // ORDERING: Release pairs with the producer's Acquire load
-                    // of the stamp: our read happens before its write.
-                    slot.stamp
-                        .store(writable(head + Self::CAP64), Ordering::Release);
-                } else {
-                    // Frees the slot (releasing our read); the notifier half
-                    // for waiting senders when fenced.
-                    // SAFETY: the single consumer.
-                    if unsafe { self.consumer.fence.fenced(head + 1) } {
-                        slot.stamp.store_seq_cst(writable(head + Self::CAP64));
-                    } else {
-                        // ORDERING: Release pairs with the producer's SeqCst
-                        // (acquiring) load of the stamp; waiting senders are
-                        // covered by their barrier (`wait/fence.rs`).
-                        slot.stamp
-                            .store(writable(head + Self::CAP64), Ordering::Release);
-                        compiler_fence(Ordering::SeqCst);
-                    }
-                    // ORDERING: Relaxed; published only for `len` and queries.
-                    self.head.word.store_at(head + 1, Ordering::Relaxed);
-                }
-                return Ok(value);
+                // The stamp says the value is written, and this consumer
+                // owns position `head` (the only consumer, or the winner of
+                // the claim).
+                return Ok(RingFront {
+                    pos: head,
+                    slot,
+                    fenced: false,
+                });
             }
             if C::MANY && stamp >= writable(head + Self::CAP64) {
                 // Another consumer took `head` already.
@@ -790,6 +787,51 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
             } else {
                 PopError::Empty
             });
+        }
+    }
+
+    #[inline]
+    unsafe fn take_front(&self, front: &mut RingFront<T, P::Stamp>) -> T {
+        // SAFETY: `front.slot` is the slot of `front.pos` in our array; the
+        // value there is written and this consumer's (see `front`), and it
+        // is taken once (caller's contract).
+        unsafe { (*front.slot).read() }
+    }
+
+    #[inline]
+    unsafe fn release_front(&self, front: RingFront<T, P::Stamp>) {
+        let head = front.pos;
+        // SAFETY: the slot of `head` in our array (set by `front`).
+        let slot = unsafe { &*front.slot };
+        if !P::MANY {
+            // Frees the slot for the producer, releasing our read of it.
+            // SAFETY: single consumer.
+            unsafe {
+                self.consumer
+                    .head
+                    .publish(&self.head.word, head + 1, front.fenced);
+            }
+        } else if C::MANY {
+            // ORDERING: Release pairs with the producer's Acquire load of the
+            // stamp: our read happens before its write.
+            slot.stamp
+                .store(writable(head + Self::CAP64), Ordering::Release);
+        } else {
+            // Frees the slot (releasing our read); the notifier half for
+            // waiting senders when fenced.
+            // SAFETY: the single consumer.
+            if unsafe { self.consumer.fence.fenced(head + 1) } {
+                slot.stamp.store_seq_cst(writable(head + Self::CAP64));
+            } else {
+                // ORDERING: Release pairs with the producer's SeqCst
+                // (acquiring) load of the stamp; waiting senders are covered
+                // by their barrier (`wait/fence.rs`).
+                slot.stamp
+                    .store(writable(head + Self::CAP64), Ordering::Release);
+                compiler_fence(Ordering::SeqCst);
+            }
+            // ORDERING: Relaxed; published only for `len` and queries.
+            self.head.word.store_at(head + 1, Ordering::Relaxed);
         }
     }
 

@@ -46,6 +46,9 @@ pub enum PopError {
 pub unsafe trait Storage: Sized + std::fmt::Debug {
     /// The values stored.
     type Item;
+    /// A consumer's hold on the next value between [`Storage::front`] and
+    /// [`Storage::release_front`].
+    type Front;
     /// Producer arity.
     type Senders: Arity;
     /// Consumer arity.
@@ -112,7 +115,51 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     ///
     /// With a single consumer, no other consumer-side method runs at the
     /// same time.
-    unsafe fn try_pop(&self) -> Result<Self::Item, PopError>;
+    unsafe fn try_pop(&self) -> Result<Self::Item, PopError> {
+        // SAFETY: forwarded from the caller.
+        let mut front = unsafe { self.front() }?;
+        // SAFETY: `front` came from `front` and is taken once, then released.
+        let value = unsafe { self.take_front(&mut front) };
+        // SAFETY: as above.
+        unsafe { self.release_front(front) };
+        Ok(value)
+    }
+
+    /// A pop in three steps, for a caller that wants the value to land
+    /// straight in its own result: `front` finds the next value (and, with
+    /// many consumers, claims it), [`Storage::take_front`] moves it out, and
+    /// [`Storage::release_front`] frees its place for the producers. Building the
+    /// result from `take` before anything opaque runs (a wake) lets the
+    /// compiler copy a large value once, from the slot into the result,
+    /// where a value returned by `try_pop` and held across the wake is
+    /// copied twice (`Chan::poll_recv`).
+    ///
+    /// # Errors
+    ///
+    /// As [`Storage::try_pop`].
+    ///
+    /// # Safety
+    ///
+    /// As for [`Storage::try_pop`]; the consumer-side contract lasts until
+    /// the front is released, and every front must be taken once and then
+    /// released, before the next consumer-side call of this consumer.
+    unsafe fn front(&self) -> Result<Self::Front, PopError>;
+
+    /// Moves the value out of `front`.
+    ///
+    /// # Safety
+    ///
+    /// `front` came from [`Storage::front`] of this storage and has not been
+    /// taken from.
+    unsafe fn take_front(&self, front: &mut Self::Front) -> Self::Item;
+
+    /// Frees the place of a taken front for the producers.
+    ///
+    /// # Safety
+    ///
+    /// `front` came from [`Storage::front`] of this storage and was taken
+    /// from exactly once.
+    unsafe fn release_front(&self, front: Self::Front);
 
     /// The next value, left in place.
     ///
@@ -242,7 +289,7 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
 /// # Safety
 ///
 /// As for [`Storage`]; in addition the accounting above holds at every
-/// instant, and freeing capacity (popping, [`Storage::release`]) is a
+/// instant, and freeing capacity (popping, [`Storage::release_front`]) is a
 /// `SeqCst` operation that waiting senders can pair with.
 pub unsafe trait Capacity: Storage {
     /// The bound.
