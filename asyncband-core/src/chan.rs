@@ -365,14 +365,26 @@ impl<S: Storage> Chan<S> {
         loop {
             // SAFETY: forwarded from the caller.
             match unsafe { self.storage.front() } {
-                Ok(front) if is_large::<S::Item>() => {
-                    // SAFETY: forwarded from the caller (single consumer).
-                    let mut popped = unsafe { self.popped_guard(front) };
-                    // SAFETY: taken once; `popped` releases it afterwards.
-                    return Ok(unsafe { popped.take() });
+                Ok(mut front) => {
+                    if is_large::<S::Item>() {
+                        // SAFETY: forwarded from the caller (single consumer).
+                        let mut popped = unsafe { self.popped_guard(front) };
+                        // SAFETY: taken once; `popped` releases it afterwards.
+                        return Ok(unsafe { popped.take() });
+                    }
+                    // `Chan::take_popped`, spelled out: this shape of the
+                    // arm ran the one-thread SPSC try pair 5 to 10 % faster
+                    // (alternating A/B, same instruction count; code layout).
+                    // SAFETY: forwarded from the caller (single consumer);
+                    // taken once, then released.
+                    let value = unsafe { self.storage.take_front(&mut front) };
+                    // SAFETY: as above.
+                    unsafe {
+                        self.storage.release_front(front);
+                        self.popped();
+                    }
+                    return Ok(value);
                 }
-                // SAFETY: forwarded from the caller (single consumer).
-                Ok(front) => return Ok(unsafe { self.take_popped(front) }),
                 Err(PopError::Empty) => return Err(TryRecvError::Empty),
                 Err(PopError::Closed) => return Err(TryRecvError::Disconnected),
                 Err(PopError::Busy) => {
