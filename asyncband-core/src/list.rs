@@ -173,7 +173,6 @@ impl<T, S> Drop for Pool<T, S> {
     }
 }
 
-/// One end of the list.
 /// A consumer's hold on the value at `index` in `block` (see
 /// [`Storage::front`]): found published or, with many consumers, claimed;
 /// the block stays alive until `release_front`.
@@ -192,6 +191,7 @@ impl<T, S> std::fmt::Debug for ListFront<T, S> {
     }
 }
 
+/// One end of the list.
 struct End<T, S> {
     /// Many producers: `index << 1 | CLOSED`. Otherwise the index.
     index: AtomicU64,

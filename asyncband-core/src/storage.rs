@@ -128,11 +128,11 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     /// A pop in three steps, for a caller that wants the value to land
     /// straight in its own result: `front` finds the next value (and, with
     /// many consumers, claims it), [`Storage::take_front`] moves it out, and
-    /// [`Storage::release_front`] frees its place for the producers. Building the
-    /// result from `take` before anything opaque runs (a wake) lets the
-    /// compiler copy a large value once, from the slot into the result,
-    /// where a value returned by `try_pop` and held across the wake is
-    /// copied twice (`Chan::poll_recv`).
+    /// [`Storage::release_front`] frees its place for the producers.
+    /// Building the result from `take_front` before anything opaque runs (a
+    /// wake) lets the compiler copy a large value once, from the slot into
+    /// the result, where a value returned by `try_pop` and held across the
+    /// wake is copied twice (`chan::Popped`).
     ///
     /// # Errors
     ///
@@ -289,7 +289,7 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
 /// # Safety
 ///
 /// As for [`Storage`]; in addition the accounting above holds at every
-/// instant, and freeing capacity (popping, [`Storage::release_front`]) is a
+/// instant, and freeing capacity (popping, [`Storage::release`]) is a
 /// `SeqCst` operation that waiting senders can pair with.
 pub unsafe trait Capacity: Storage {
     /// The bound.
