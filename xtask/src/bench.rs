@@ -8,7 +8,14 @@
 //! implementations within a cell from one run to the next so that none is
 //! always measured first or last. Each entry reports divan's median; the
 //! report quotes, per implementation, the median of those medians over the
-//! runs (and their spread), and per cell asyncband ÷ the best peer.
+//! processes (and their spread), and per cell asyncband ÷ the best peer.
+//!
+//! A process of a multi-threaded cell often lands in a fast or a slow mode
+//! for its whole life (where tokio's workers or the OS put the threads), so
+//! a median over a handful of processes can fall on either mode. Cells
+//! whose entries together run in under [`CHEAP_CELL`] are therefore
+//! measured `--repeats` times per run (again rotating), which costs little:
+//! the time of a report goes to the few cells with slow peers.
 //!
 //! Every divan entry counts items (messages, or round trips), so the time per
 //! item is read from divan's median throughput.
@@ -22,19 +29,23 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-const USAGE: &str =
-    "usage: cargo x bench-report [quick] [--runs N] [--sample-count N] [--filter TEXT]...
+const USAGE: &str = "usage: cargo x bench-report [quick] [--runs N] [--repeats N] [--sample-count N] [--filter TEXT]...
 
   quick             one run, 5 samples per entry: checks that every cell runs (numbers are rough)
   --runs N          runs of the whole suite (default 5; quick: 1)
+  --repeats N       processes per entry and run for cells that run in under 2 s (default 3; quick: 1)
   --sample-count N  divan samples per entry, overriding the benches' own counts (quick: 5)
   --filter TEXT     only entries whose path contains TEXT (repeatable); skips the memory cell
                     unless TEXT matches `memory`
 
 Writes benches/RESULTS.md and benches/ratios.svg. Run it on an idle machine: a figure
 taken while something else runs is noise.";
+
+/// A cell whose entries together run in less than this (on the first run)
+/// is measured `--repeats` times per run (module docs).
+const CHEAP_CELL: Duration = Duration::from_secs(2);
 
 /// The peers' crates, as `Cargo.lock` names them, for the version stamp.
 const PEER_CRATES: [&str; 7] = [
@@ -64,18 +75,40 @@ pub fn report(args: &[String]) -> Result<(), String> {
         for cell in &mut cells {
             let title = cell.title();
             let count = cell.entries.len();
-            for offset in 0..count {
-                let entry = &mut cell.entries[(offset + run) % count];
-                let ns = measure(&binaries.channels, &entry.path, options.sample_count)?;
-                done += 1;
-                eprintln!(
-                    "run {}/{} [{done}/{entries}] {title} {}: {ns:.2} ns",
-                    run + 1,
-                    options.runs,
-                    entry.implementation
-                );
-                entry.runs.push(ns);
+            let mut repeat = 0;
+            loop {
+                let cell_started = Instant::now();
+                for offset in 0..count {
+                    let entry =
+                        &mut cell.entries[(offset + run * options.repeats + repeat) % count];
+                    let ns = measure(&binaries.channels, &entry.path, options.sample_count)?;
+                    eprintln!(
+                        "run {}/{} [{}/{entries}] {title} {}{}: {ns:.2} ns",
+                        run + 1,
+                        options.runs,
+                        done + offset + 1,
+                        entry.implementation,
+                        if repeat > 0 {
+                            format!(" (again, {})", repeat + 1)
+                        } else {
+                            String::new()
+                        }
+                    );
+                    entry.runs.push(ns);
+                }
+                let repeats = *cell
+                    .repeats
+                    .get_or_insert(if cell_started.elapsed() < CHEAP_CELL {
+                        options.repeats
+                    } else {
+                        1
+                    });
+                repeat += 1;
+                if repeat >= repeats {
+                    break;
+                }
             }
+            done += count;
         }
     }
 
@@ -110,6 +143,7 @@ pub fn report(args: &[String]) -> Result<(), String> {
 struct Options {
     quick: bool,
     runs: usize,
+    repeats: usize,
     sample_count: Option<u32>,
     filters: Vec<String>,
 }
@@ -118,6 +152,7 @@ impl Options {
     fn parse(args: &[String]) -> Result<Self, String> {
         let mut quick = false;
         let mut runs = None;
+        let mut repeats = None;
         let mut sample_count = None;
         let mut filters = Vec::new();
         let mut args = args.iter();
@@ -130,6 +165,7 @@ impl Options {
             match arg.as_str() {
                 "quick" | "--quick" => quick = true,
                 "--runs" => runs = Some(parse_number(&value("--runs")?, "--runs")?),
+                "--repeats" => repeats = Some(parse_number(&value("--repeats")?, "--repeats")?),
                 "--sample-count" => {
                     sample_count = Some(parse_number(&value("--sample-count")?, "--sample-count")?);
                 }
@@ -142,10 +178,15 @@ impl Options {
         if runs == 0 {
             return Err("`--runs` must be at least 1".into());
         }
+        let repeats = repeats.unwrap_or(if quick { 1 } else { 3 });
+        if repeats == 0 {
+            return Err("`--repeats` must be at least 1".into());
+        }
         let sample_count = sample_count.or(if quick { Some(5) } else { None });
         Ok(Self {
             quick,
             runs,
+            repeats,
             sample_count,
             filters,
         })
@@ -244,7 +285,7 @@ struct Entry {
     path: String,
     /// The implementation's marker type, e.g. `Tokio`, `AsyncbandSpsc`.
     implementation: String,
-    /// ns per item, one figure per run.
+    /// ns per item, one figure per process (one or `--repeats` per run).
     runs: Vec<f64>,
 }
 
@@ -265,6 +306,8 @@ struct Cell {
     /// `["threads", "spsc_1to1", "64"]`.
     key: Vec<String>,
     entries: Vec<Entry>,
+    /// Processes per entry and run, set by the first run (module docs).
+    repeats: Option<usize>,
 }
 
 impl Cell {
@@ -352,6 +395,7 @@ fn list_cells(binary: &Path, filters: &[String]) -> Result<Vec<Cell>, String> {
             None => cells.push(Cell {
                 key,
                 entries: vec![entry],
+                repeats: None,
             }),
         }
     }
@@ -673,6 +717,7 @@ struct Stamp {
     rustc: String,
     versions: Vec<(String, String)>,
     runs: usize,
+    repeats: usize,
     sample_count: Option<u32>,
     quick: bool,
     filtered: bool,
@@ -718,6 +763,7 @@ impl Stamp {
             rustc,
             versions,
             runs: options.runs,
+            repeats: options.repeats,
             sample_count: options.sample_count,
             quick: options.quick,
             filtered: !options.filters.is_empty(),
@@ -842,13 +888,16 @@ fn render_results(
         .map_or_else(|| "each bench's own".to_owned(), |n| n.to_string());
     let _ = writeln!(
         w,
-        "| method | {} run(s), implementations interleaved (each entry in its own process, order rotated per run); divan samples per entry: {samples}; {} min in all |\n",
-        stamp.runs, stamp.minutes
+        "| method | {} run(s), implementations interleaved (each entry in its own process, order rotated per run); cells that run in under {} s measured {} times per run; divan samples per entry: {samples}; {} min in all |\n",
+        stamp.runs,
+        CHEAP_CELL.as_secs(),
+        stamp.repeats,
+        stamp.minutes
     );
     let _ = writeln!(
         w,
-        "Figures are ns per message (per round trip for ping-pong): for each implementation, the median over the runs of divan's \
-         median, with the spread (lowest–highest run) beside it. Ratios compare medians: asyncband ÷ the fastest peer in the same \
+        "Figures are ns per message (per round trip for ping-pong): for each implementation, the median over its processes of divan's \
+         median, with the spread (lowest–highest process) beside it. Ratios compare medians: asyncband ÷ the fastest peer in the same \
          cell, below 1 meaning asyncband is faster. The peers are the channel crates; rtrb, a ring buffer that cannot wait, \
          is shown as the floor and compared only where the bar names it (SPSC threads, ≤ 1.5 × rtrb). These machines are small and noisy; quote ratios, not absolute times.\n"
     );
@@ -903,7 +952,7 @@ fn render_results(
         let _ = writeln!(w, "#### {}\n", cell.title());
         let _ = writeln!(
             w,
-            "| implementation | ns (median) | spread over runs | ÷ asyncband |"
+            "| implementation | ns (median) | spread over processes | ÷ asyncband |"
         );
         let _ = writeln!(w, "| --- | ---: | ---: | ---: |");
         let mut rows: Vec<&Entry> = cell
@@ -1154,6 +1203,18 @@ mod tests {
                 "channels::threads::spsc_1to1::Kanal::64",
             ]
         );
+    }
+
+    #[test]
+    fn quick_cells_repeat_only_in_full_reports() {
+        let args = |list: &[&str]| list.iter().map(|&a| a.to_owned()).collect::<Vec<_>>();
+        assert_eq!(Options::parse(&args(&[])).unwrap().repeats, 3);
+        assert_eq!(Options::parse(&args(&["quick"])).unwrap().repeats, 1);
+        assert_eq!(
+            Options::parse(&args(&["--repeats", "5"])).unwrap().repeats,
+            5
+        );
+        assert!(Options::parse(&args(&["--repeats", "0"])).is_err());
     }
 
     #[test]
