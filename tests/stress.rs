@@ -70,6 +70,41 @@ impl std::fmt::Debug for Msg {
     }
 }
 
+/// A payload over 128 bytes (a "large" value to the core) that knows who
+/// sent it; every word of it is derived from its key, so a value torn by a
+/// racing write or read fails [`Wide::key`].
+struct Wide {
+    producer: usize,
+    seq: u64,
+    words: [u64; 18],
+}
+
+impl Wide {
+    fn new(producer: usize, seq: u64) -> Self {
+        let mut words = [0; 18];
+        for (i, word) in (0..).zip(&mut words) {
+            *word = (producer as u64) << 48 ^ seq << 8 ^ i;
+        }
+        Self {
+            producer,
+            seq,
+            words,
+        }
+    }
+
+    /// The key, after checking that the value arrived whole.
+    fn key(&self) -> (usize, u64) {
+        let whole = Self::new(self.producer, self.seq);
+        assert!(
+            self.words == whole.words,
+            "value {}:{} torn",
+            self.producer,
+            self.seq
+        );
+        (self.producer, self.seq)
+    }
+}
+
 /// A payload whose drop panics (with [`PLANNED_PANIC`]) when it is armed.
 /// Its [`Tracked`] field is still dropped, and recorded, while unwinding.
 struct Bomb {
@@ -322,14 +357,18 @@ macro_rules! every_flavour {
 
         // ---- exactly once, in producer order ------------------------------
 
-        #[test]
-        fn threads_deliver_every_value_once_in_producer_order() {
-            let per_producer = scale(1_500) as u64;
+        /// Producer threads send `make(producer, seq)` through random APIs
+        /// to consumer threads; returns the keys each consumer received.
+        fn threads_deliver<P: Send + 'static>(
+            per_producer: u64,
+            make: fn(usize, u64) -> P,
+            key: fn(&P) -> (usize, u64),
+        ) -> Vec<Vec<(usize, u64)>> {
             let seed = test_seed();
             let _report = SeedReport::new(module_path!(), seed);
-            let received = within(move || {
+            within(move || {
                 let mut rng = XorShift::new(seed);
-                let (tx, rx) = F::<(usize, u64)>::channel();
+                let (tx, rx) = F::<P>::channel();
                 let producers: Vec<_> = senders(tx)
                     .into_iter()
                     .enumerate()
@@ -337,7 +376,8 @@ macro_rules! every_flavour {
                         let mut rng = rng.fork();
                         thread::spawn(move || {
                             for seq in 0..per_producer {
-                                send_any(&mut tx, (producer, seq), &mut rng).unwrap();
+                                let value = make(producer, seq);
+                                assert!(send_any(&mut tx, value, &mut rng).is_ok(), "closed");
                             }
                         })
                     })
@@ -351,7 +391,7 @@ macro_rules! every_flavour {
                             while recv_any(&mut rx, &mut got, &mut rng) {
                                 assert_within_capacity(&rx);
                             }
-                            got
+                            got.iter().map(key).collect::<Vec<_>>()
                         })
                     })
                     .collect();
@@ -362,20 +402,21 @@ macro_rules! every_flavour {
                     .into_iter()
                     .map(|c| c.join().unwrap())
                     .collect::<Vec<_>>()
-            });
-            let accepted = vec![(0..per_producer).collect::<Vec<u64>>(); PRODUCERS];
-            assert_received_exactly_the_accepted(&received, &accepted);
+            })
         }
 
-        #[test]
-        fn tasks_deliver_every_value_once_in_producer_order() {
-            let per_producer = scale(1_500) as u64;
+        /// As [`threads_deliver`], with tasks on two tokio workers.
+        fn tasks_deliver<P: Send + 'static>(
+            per_producer: u64,
+            make: fn(usize, u64) -> P,
+            key: fn(&P) -> (usize, u64),
+        ) -> Vec<Vec<(usize, u64)>> {
             let seed = test_seed();
             let _report = SeedReport::new(module_path!(), seed);
-            let received = within(move || {
+            within(move || {
                 multi_thread(2).block_on(async move {
                     let mut rng = XorShift::new(seed);
-                    let (tx, rx) = F::<(usize, u64)>::channel();
+                    let (tx, rx) = F::<P>::channel();
                     let producers: Vec<_> = senders(tx)
                         .into_iter()
                         .enumerate()
@@ -383,9 +424,9 @@ macro_rules! every_flavour {
                             let mut rng = rng.fork();
                             tokio::spawn(async move {
                                 for seq in 0..per_producer {
-                                    send_any_async(&mut tx, (producer, seq), &mut rng)
-                                        .await
-                                        .unwrap();
+                                    let value = make(producer, seq);
+                                    let sent = send_any_async(&mut tx, value, &mut rng).await;
+                                    assert!(sent.is_ok(), "closed");
                                 }
                             })
                         })
@@ -399,7 +440,7 @@ macro_rules! every_flavour {
                                 while recv_any_async(&mut rx, &mut got, &mut rng).await {
                                     assert_within_capacity(&rx);
                                 }
-                                got
+                                got.iter().map(key).collect::<Vec<_>>()
                             })
                         })
                         .collect();
@@ -412,7 +453,41 @@ macro_rules! every_flavour {
                     }
                     received
                 })
-            });
+            })
+        }
+
+        #[test]
+        fn threads_deliver_every_value_once_in_producer_order() {
+            let per_producer = scale(1_500) as u64;
+            let received = threads_deliver(per_producer, |p, s| (p, s), |&key| key);
+            let accepted = vec![(0..per_producer).collect::<Vec<u64>>(); PRODUCERS];
+            assert_received_exactly_the_accepted(&received, &accepted);
+        }
+
+        #[test]
+        fn tasks_deliver_every_value_once_in_producer_order() {
+            let per_producer = scale(1_500) as u64;
+            let received = tasks_deliver(per_producer, |p, s| (p, s), |&key| key);
+            let accepted = vec![(0..per_producer).collect::<Vec<u64>>(); PRODUCERS];
+            assert_received_exactly_the_accepted(&received, &accepted);
+        }
+
+        // Large values: with many producers a receiver sleeps on one that is
+        // still being written (`Storage::NOTIFIES_BUSY`); each must arrive
+        // whole, once and in order.
+
+        #[test]
+        fn threads_deliver_large_values_whole_once_in_producer_order() {
+            let per_producer = scale(500) as u64;
+            let received = threads_deliver(per_producer, Wide::new, Wide::key);
+            let accepted = vec![(0..per_producer).collect::<Vec<u64>>(); PRODUCERS];
+            assert_received_exactly_the_accepted(&received, &accepted);
+        }
+
+        #[test]
+        fn tasks_deliver_large_values_whole_once_in_producer_order() {
+            let per_producer = scale(500) as u64;
+            let received = tasks_deliver(per_producer, Wide::new, Wide::key);
             let accepted = vec![(0..per_producer).collect::<Vec<u64>>(); PRODUCERS];
             assert_received_exactly_the_accepted(&received, &accepted);
         }

@@ -34,6 +34,7 @@ use crate::error::{
 };
 use crate::future::{Recv, Reserve, Send as SendFuture};
 use crate::park::{Backoff, block_on};
+use crate::slot::is_large;
 use crate::storage::{PopError, PushError, Storage};
 use crate::sync::{Arc, AtomicUsize, Ordering};
 use crate::wait::{Queue, WaitSet};
@@ -772,14 +773,6 @@ impl<S: Storage> Chan<S> {
             None => Err(SendTimeoutError::Timeout(())),
         }
     }
-}
-
-/// Whether a received `T` goes through [`Popped`] (saving a copy of it)
-/// rather than [`Chan::take_popped`] (saving the guard's cost, which
-/// measured 3 to 11 % on the one-thread `u64` cells).
-#[inline]
-pub(crate) const fn is_large<T>() -> bool {
-    size_of::<T>() > 128
 }
 
 /// A popped value's place, held between [`Storage::front`] and

@@ -50,7 +50,7 @@ use crossbeam_utils::CachePadded;
 
 use crate::arity::Arity;
 use crate::boundary::Boundary;
-use crate::slot::{Slot, Stamp, readable};
+use crate::slot::{Slot, Stamp, is_large, readable};
 use crate::storage::{PopError, PushError, Storage, drop_each};
 use crate::sync::{AtomicPtr, AtomicU64, Ordering, SeqCst, UnsafeCell, spin_hint, thread};
 use crate::wait::Fence;
@@ -361,8 +361,9 @@ impl<T, P: Arity, C: Arity> List<T, P, C> {
         // SAFETY: as above; the slot holds no value.
         unsafe { slot.write(value) };
         if P::MANY {
-            // ORDERING: Release pairs with the consumer's Acquire load.
-            slot.stamp.store(readable(index), Ordering::Release);
+            // A release store (`SeqCst` for a large value), paired with the
+            // consumer's load in `front` or `take_front`: see `Slot::publish`.
+            slot.publish(readable(index));
         }
     }
 
@@ -609,6 +610,9 @@ unsafe impl<T, P: Arity, C: Arity> Storage for List<T, P, C> {
     type Senders = P;
     type Receivers = C;
     const CAPACITY: Option<usize> = None;
+    // Many consumers claim an index first and wait for its value in
+    // `take_front`: only a single consumer reports `Busy`.
+    const NOTIFIES_BUSY: bool = P::MANY && is_large::<T>();
 
     fn new() -> Self {
         let first = Box::into_raw(Block::new());
@@ -668,8 +672,10 @@ unsafe impl<T, P: Arity, C: Arity> Storage for List<T, P, C> {
         if P::MANY {
             // SAFETY: as above.
             let slot = unsafe { &*slot };
-            // ORDERING: Acquire pairs with the producer's Release publish.
-            if slot.stamp.load(Ordering::Acquire) != readable(index) {
+            // An acquire load (`SeqCst` for a large value, the re-check of a
+            // consumer that registered), paired with the producer's store in
+            // `write`.
+            if slot.published() != readable(index) {
                 // ORDERING: SeqCst: the waiting consumer's re-check, paired
                 // with the producers' SeqCst claims.
                 let word = self.tail.index.load_sc();

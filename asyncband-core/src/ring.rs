@@ -56,7 +56,9 @@
 //! read-modify-write per message. The claim is `SeqCst`: it is the notifier
 //! half of the race with a consumer that registers to wait and then re-reads
 //! the claim word. A consumer that finds a position claimed but not yet
-//! written reports [`PopError::Busy`] and retries instead of sleeping.
+//! written reports [`PopError::Busy`] and retries instead of sleeping,
+//! except for large values, whose stamp is stored `SeqCst` so that the
+//! consumer can sleep on it ([`Storage::NOTIFIES_BUSY`]).
 //!
 //! The consumer side checks the slot's stamp for `readable(h)`: a single
 //! consumer then takes the value with no read-modify-write, many consumers
@@ -71,7 +73,7 @@ use crossbeam_utils::CachePadded;
 
 use crate::arity::Arity;
 use crate::boundary::Boundary;
-use crate::slot::{Slot, Stamp, readable, writable};
+use crate::slot::{Slot, Stamp, is_large, readable, writable};
 use crate::storage::{Capacity, PopError, PushError, Storage, drop_each};
 use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Ordering, SeqCst, UnsafeCell, spin_hint};
 use crate::wait::Fence;
@@ -394,9 +396,9 @@ impl<T, const CAP: usize, P: Arity, C: Arity> Ring<T, CAP, P, C> {
         // writable for it, so nobody else touches it until it is readable;
         // `*value` holds a value (caller's contract).
         unsafe { slot.write_from(value) };
-        // ORDERING: Release pairs with the consumer's Acquire load of the
-        // stamp, making the value visible before the stamp says so.
-        slot.stamp.store(readable(full), Ordering::Release);
+        // A release store (`SeqCst` for a large value), paired with the
+        // consumer's load in `front`: see `Slot::publish`.
+        slot.publish(readable(full));
     }
 
     /// Many producers: compare-exchange on the claim word; on failure
@@ -563,6 +565,7 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
     type Senders = P;
     type Receivers = C;
     const CAPACITY: Option<usize> = Some(CAP);
+    const NOTIFIES_BUSY: bool = P::MANY && is_large::<T>();
 
     fn new() -> Self {
         // A slot must serve exactly one position per lap; that needs a power
@@ -736,9 +739,10 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
         let mut head = self.head.word.load(Ordering::Relaxed);
         loop {
             let slot = self.slot(head);
-            // ORDERING: Acquire pairs with the producer's Release store of
-            // the stamp: the value is visible once the stamp says readable.
-            let stamp = slot.stamp.load(Ordering::Acquire);
+            // An acquire load (`SeqCst` for a large value, the re-check of a
+            // consumer that registered), paired with the producer's store in
+            // `publish`: the value is visible once the stamp says readable.
+            let stamp = slot.published();
             if stamp == readable(head) {
                 if C::MANY {
                     // ORDERING: SeqCst: the claim is the notifier half for
@@ -1411,5 +1415,71 @@ mod tests {
             assert_eq!(ring.len(), 1);
             assert_eq!(ring.try_pop().as_deref(), Ok("a"));
         }
+    }
+
+    /// Polls a `Recv` on `chan` whose next position a producer has claimed
+    /// but not written; returns the poll's outcome and the wakes it caused.
+    fn poll_while_claimed<T: Send + std::fmt::Debug>(
+        chan: &crate::chan::Chan<Ring<T, 4, Many, One>>,
+        value: T,
+    ) -> (bool, usize, usize, Option<T>) {
+        use std::pin::pin;
+        use std::sync::atomic::AtomicUsize as Count;
+        use std::task::{Context, Poll, Wake, Waker};
+
+        struct Counting(Count);
+        impl Wake for Counting {
+            fn wake(self: Arc<Self>) {
+                self.0.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        let wakes = Arc::new(Counting(Count::new(0)));
+        let waker = Waker::from(Arc::clone(&wakes));
+        let mut cx = Context::from_waker(&waker);
+
+        let ring = chan.storage();
+        // A producer claims position 0 and is still writing it.
+        let mut word = ring.tail.word.load(Ordering::Relaxed);
+        while let Err(current) = ring.cas_tail(word, word + Ring::<T, 4, Many, One>::ONE_POS) {
+            word = current;
+        }
+        // SAFETY: `chan` has no other consumer.
+        let mut recv = pin!(unsafe { crate::future::Recv::new(chan) });
+        let pending = recv.as_mut().poll(&mut cx).is_pending();
+        let wakes_while_claimed = wakes.0.load(Ordering::Relaxed);
+        // The producer finishes: writes, publishes, notifies.
+        // SAFETY: position 0 was claimed above and holds no value.
+        unsafe { ring.publish(0, u64::MAX, &mut Some(value)) };
+        chan.notify_receivers();
+        let wakes_after_publish = wakes.0.load(Ordering::Relaxed);
+        let received = match recv.as_mut().poll(&mut cx) {
+            Poll::Ready(Ok(value)) => Some(value),
+            _ => None,
+        };
+        (pending, wakes_while_claimed, wakes_after_publish, received)
+    }
+
+    #[test]
+    fn a_receive_sleeps_on_a_large_value_being_written_and_the_publish_wakes_it() {
+        #[derive(Debug, PartialEq)]
+        struct Large([u64; 20]);
+        assert!(<Ring<Large, 4, Many, One> as Storage>::NOTIFIES_BUSY);
+        let chan = crate::chan::Chan::<Ring<Large, 4, Many, One>>::new();
+        let (pending, wakes, after, received) = poll_while_claimed(&chan, Large([7; 20]));
+        assert!(pending, "nothing to receive while the value is written");
+        assert_eq!(wakes, 0, "it sleeps: no wake of its own");
+        assert_eq!(after, 1, "the producer's publish wakes it");
+        assert_eq!(received, Some(Large([7; 20])));
+    }
+
+    #[test]
+    fn a_receive_spins_on_a_small_value_being_written_and_wakes_itself() {
+        assert!(!<Ring<u64, 4, Many, One> as Storage>::NOTIFIES_BUSY);
+        let chan = crate::chan::Chan::<Ring<u64, 4, Many, One>>::new();
+        let (pending, wakes, after, received) = poll_while_claimed(&chan, 7);
+        assert!(pending, "nothing to receive while the value is written");
+        assert_eq!(wakes, 1, "its producer may miss the flag: it polls again");
+        assert_eq!(after, 1, "not registered: the publish wakes nobody");
+        assert_eq!(received, Some(7));
     }
 }

@@ -25,8 +25,9 @@ pub enum PopError {
     /// Nothing was pushed that has not been popped.
     Empty,
     /// The next value in order has been claimed by a producer that is still
-    /// writing it. It will be ready in a moment; the caller must not sleep
-    /// on it (the producer may not see the waiting flag) and retries instead.
+    /// writing it. It will be ready in a moment. Unless the storage says
+    /// [`Storage::NOTIFIES_BUSY`], the caller must not sleep on it (the
+    /// producer may not see the waiting flag) and retries instead.
     Busy,
     /// The storage is closed and every value pushed before the close has
     /// been popped.
@@ -55,6 +56,15 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     type Receivers: Arity;
     /// The bound, or `None` for unbounded storage.
     const CAPACITY: Option<usize>;
+    /// Whether a receiver may sleep on [`PopError::Busy`]: the producer
+    /// writing the value publishes it with a `SeqCst` store and then checks
+    /// the receivers' waiting flag (`SeqCst`), so a receiver that registers
+    /// (a `SeqCst` store of the flag) and then still finds the value
+    /// unpublished (a `SeqCst` load) is woken by that producer. The storages
+    /// say so for large values with many producers (`Slot::publish`), where
+    /// a receiver spinning on a 1 KiB copy kept the tasks of a tokio
+    /// runtime on different workers.
+    const NOTIFIES_BUSY: bool = false;
 
     /// Empty, open storage.
     fn new() -> Self;

@@ -213,6 +213,45 @@ fn a_parked_receiver_is_woken_by_a_send_on_each_producer_arity() {
     });
 }
 
+/// Over 128 bytes: many producers publish it with a `SeqCst` stamp, and a
+/// receiver that finds it claimed but unwritten sleeps on it
+/// (`Storage::NOTIFIES_BUSY`) instead of spinning.
+#[derive(Debug, PartialEq)]
+struct Large([u64; 17]);
+
+/// Two producers each send a `Large` to a receiver that blocks for them.
+fn large_values_reach_a_sleeping_receiver<S>()
+where
+    S: Storage<Item = Large, Senders = Many> + Send + Sync + 'static,
+{
+    assert!(S::NOTIFIES_BUSY);
+    loom::model(|| {
+        let chan = Chan::<S>::new();
+        let producers: Vec<_> = (0..2)
+            .map(|i| {
+                let chan = chan.clone();
+                thread::spawn(move || chan.try_send(Large([i; 17])).unwrap())
+            })
+            .collect();
+        let mut got = [recv(&chan).0[0], recv(&chan).0[0]];
+        got.sort_unstable();
+        assert_eq!(got, [0, 1]);
+        for producer in producers {
+            producer.join().unwrap();
+        }
+    });
+}
+
+#[test]
+fn a_receiver_asleep_on_a_large_value_being_written_is_woken_ring() {
+    large_values_reach_a_sleeping_receiver::<Ring<Large, 2, Many, One>>();
+}
+
+#[test]
+fn a_receiver_asleep_on_a_large_value_being_written_is_woken_list() {
+    large_values_reach_a_sleeping_receiver::<List<Large, Many, One>>();
+}
+
 #[test]
 fn a_parked_receiver_of_an_unbounded_channel_is_woken() {
     loom::model(|| {

@@ -36,6 +36,7 @@ const LOOM_QUICK: &[&str] = &[
     "spsc_ring_hands_values_over_in_order",
     "list_crosses_block_boundaries_without_losing_order",
     "a_parked_receiver_is_woken_by_a_send_on_each_producer_arity",
+    "a_receiver_asleep_on_a_large_value_being_written_is_woken",
     "a_parked_single_sender_is_woken_when_a_slot_frees",
     "a_permit_dropped_while_a_sender_waits_wakes_it",
     "close_racing_with_send_never_loses_an_accepted_value",
