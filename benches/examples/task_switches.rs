@@ -5,7 +5,13 @@
 //!
 //! The divan cells `tokio_runtime::*` time the same workloads; this probe
 //! also counts the polls that returned `Pending` (each one is a task
-//! switch), so a gap in time can be told apart from a gap in switches.
+//! switch), so a gap in time can be told apart from a gap in switches, and,
+//! on two workers, how many of the producers' polls ran on the worker that
+//! last polled the consumer ("together"): a run whose tasks share a worker
+//! keeps every value in one core's cache, one whose tasks sit on different
+//! workers moves each value across cores, and the two differ by about 2×.
+//! (The counting itself is a shared atomic per poll, which makes the runs
+//! whose tasks are apart slower still: compare the shares, not the times.)
 //!
 //! ```sh
 //! cargo run --release -p asyncband-benches --example task_switches -- 16 64 4 0
@@ -30,16 +36,43 @@ const MESSAGES: u64 = 16_384;
 /// Runs per round; the round reports their median.
 const RUNS: usize = 50;
 
-/// A future that counts how many of its polls returned `Pending`.
+/// A future that counts how many of its polls returned `Pending`, and
+/// where it was polled.
 struct Counted<'a, F> {
     future: F,
     pending: &'a AtomicUsize,
+    /// The consumer's polls record their worker in it; the producers'
+    /// polls count whether they ran there.
+    place: &'a Place,
+    consumer: bool,
+}
+
+/// Where the consumer was last polled, and where the producers were.
+#[derive(Default)]
+struct Place {
+    consumer: AtomicUsize,
+    together: AtomicUsize,
+    apart: AtomicUsize,
+}
+
+/// An address unique to the calling thread, naming it.
+fn this_thread() -> usize {
+    thread_local!(static HERE: u8 = const { 0 });
+    HERE.with(|here| std::ptr::from_ref(here) as usize)
 }
 
 impl<F: Future + Unpin> Future for Counted<'_, F> {
     type Output = F::Output;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let here = this_thread();
+        if self.consumer {
+            self.place.consumer.store(here, Ordering::Relaxed);
+        } else if self.place.consumer.load(Ordering::Relaxed) == here {
+            self.place.together.fetch_add(1, Ordering::Relaxed);
+        } else {
+            self.place.apart.fetch_add(1, Ordering::Relaxed);
+        }
         let polled = Pin::new(&mut self.future).poll(cx);
         if polled.is_pending() {
             self.pending.fetch_add(1, Ordering::Relaxed);
@@ -56,6 +89,7 @@ type Run = fn(&Runtime, &'static Waits, u64);
 struct Waits {
     sends: AtomicUsize,
     recvs: AtomicUsize,
+    place: Place,
 }
 
 /// A run of `producers` producers and one consumer over the channel whose
@@ -77,6 +111,8 @@ macro_rules! run {
                     while let Ok(value) = (Counted {
                         future: pin!(rx.recv()),
                         pending: &waits.recvs,
+                        place: &waits.place,
+                        consumer: true,
                     })
                     .await
                     {
@@ -94,6 +130,8 @@ macro_rules! run {
                             Counted {
                                 future: pin!(tx.send(producer * per_producer + seq)),
                                 pending: &waits.sends,
+                                place: &waits.place,
+                                consumer: false,
                             }
                             .await
                             .expect("receiver gone");
@@ -131,12 +169,13 @@ run!(kanal_run, |producers| fan_out(
 ));
 
 /// One round of `RUNS` runs: median ns per message, `Pending` sends and
-/// receives per run.
+/// receives per run, and the share of the producers' polls that ran on the
+/// consumer's worker.
 #[allow(
     clippy::cast_precision_loss,
     reason = "run times and counts are far below 2^52"
 )]
-fn round(runtime: &Runtime, run: Run, producers: u64) -> (f64, f64, f64) {
+fn round(runtime: &Runtime, run: Run, producers: u64) -> (f64, f64, f64, f64) {
     let waits: &'static Waits = Box::leak(Box::default());
     let mut times: Vec<f64> = (0..RUNS)
         .map(|_| {
@@ -147,10 +186,13 @@ fn round(runtime: &Runtime, run: Run, producers: u64) -> (f64, f64, f64) {
         .collect();
     times.sort_by(f64::total_cmp);
     let per_run = |count: &AtomicUsize| count.load(Ordering::Relaxed) as f64 / RUNS as f64;
+    let together = per_run(&waits.place.together);
+    let apart = per_run(&waits.place.apart);
     (
         times[RUNS / 2],
         per_run(&waits.sends),
         per_run(&waits.recvs),
+        100.0 * together / (together + apart).max(1.0),
     )
 }
 
@@ -184,12 +226,12 @@ fn main() {
     }
     .expect("a runtime");
     println!(
-        "capacity {capacity}\nround | channel | ns/msg (median of {RUNS}) | Pending sends/run | Pending recvs/run"
+        "capacity {capacity}\nround | channel | ns/msg (median of {RUNS}) | Pending sends/run | Pending recvs/run | producer polls on the consumer's worker"
     );
     for r in 0..rounds {
         for (name, run) in [("asyncband", asyncband), ("kanal", kanal)] {
-            let (ns, sends, recvs) = round(&runtime, run, producers);
-            println!("{r} | {name} | {ns:.1} | {sends:.0} | {recvs:.0}");
+            let (ns, sends, recvs, together) = round(&runtime, run, producers);
+            println!("{r} | {name} | {ns:.1} | {sends:.0} | {recvs:.0} | {together:.0} %");
         }
     }
 }
