@@ -1434,8 +1434,8 @@ mod tests {
             }
         }
         let wakes = Arc::new(Counting(Count::new(0)));
-        let waker = Waker::from(Arc::clone(&wakes));
-        let mut cx = Context::from_waker(&waker);
+        let handle = Waker::from(Arc::clone(&wakes));
+        let mut cx = Context::from_waker(&handle);
 
         let ring = chan.storage();
         // A producer claims position 0 and is still writing it.
@@ -1463,7 +1463,7 @@ mod tests {
     fn a_receive_sleeps_on_a_large_value_being_written_and_the_publish_wakes_it() {
         #[derive(Debug, PartialEq)]
         struct Large([u64; 20]);
-        assert!(<Ring<Large, 4, Many, One> as Storage>::NOTIFIES_BUSY);
+        const { assert!(<Ring<Large, 4, Many, One> as Storage>::NOTIFIES_BUSY) };
         let chan = crate::chan::Chan::<Ring<Large, 4, Many, One>>::new();
         let (pending, wakes, after, received) = poll_while_claimed(&chan, Large([7; 20]));
         assert!(pending, "nothing to receive while the value is written");
@@ -1474,7 +1474,7 @@ mod tests {
 
     #[test]
     fn a_receive_spins_on_a_small_value_being_written_and_wakes_itself() {
-        assert!(!<Ring<u64, 4, Many, One> as Storage>::NOTIFIES_BUSY);
+        const { assert!(!<Ring<u64, 4, Many, One> as Storage>::NOTIFIES_BUSY) };
         let chan = crate::chan::Chan::<Ring<u64, 4, Many, One>>::new();
         let (pending, wakes, after, received) = poll_while_claimed(&chan, 7);
         assert!(pending, "nothing to receive while the value is written");
