@@ -406,6 +406,8 @@ impl<S: Storage> Chan<S> {
     fn sender_backoff() -> Backoff {
         if <S::Receivers as Arity>::MANY {
             Backoff::without_yields()
+        } else if <S::Senders as Arity>::MANY {
+            Backoff::yields_only()
         } else {
             Backoff::new()
         }
