@@ -402,7 +402,9 @@ impl<S: Storage> Chan<S> {
     }
 
     /// How a blocked sender waits before it parks: without the yield phase
-    /// when many receivers share the channel (see [`crate::park`]).
+    /// when many receivers share the channel, without the spin phase when
+    /// many senders share one receiver, both phases with one sender (see
+    /// [`crate::park`]).
     fn sender_backoff() -> Backoff {
         if <S::Receivers as Arity>::MANY {
             Backoff::without_yields()

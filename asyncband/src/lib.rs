@@ -13,9 +13,10 @@
 //!   read-modify-write.
 //! - **Full** bounded channels make `try_send` return the value, `send` wait
 //!   (senders are served in the order they began to wait), and
-//!   `send_blocking` spin briefly, then park.
+//!   `send_blocking` wait briefly (spinning or yielding the core), then
+//!   park.
 //! - **Empty** channels make `try_recv` report it, `recv` wait and
-//!   `recv_blocking` spin briefly, then park.
+//!   `recv_blocking` spin and yield briefly, then park.
 //! - **Closed** channels (by [`close`](mpsc::Sender::close) from either side,
 //!   or because every sender or every receiver is gone) refuse sends and hand
 //!   the value back, while receivers first drain everything that was sent.
