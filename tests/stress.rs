@@ -358,15 +358,16 @@ macro_rules! every_flavour {
         // ---- exactly once, in producer order ------------------------------
 
         /// Producer threads send `make(producer, seq)` through random APIs
-        /// to consumer threads; returns the keys each consumer received.
+        /// to consumer threads; checks that the consumers received every
+        /// key once, in producer order.
         fn threads_deliver<P: Send + 'static>(
             per_producer: u64,
             make: fn(usize, u64) -> P,
             key: fn(&P) -> (usize, u64),
-        ) -> Vec<Vec<(usize, u64)>> {
+        ) {
             let seed = test_seed();
             let _report = SeedReport::new(module_path!(), seed);
-            within(move || {
+            let received = within(move || {
                 let mut rng = XorShift::new(seed);
                 let (tx, rx) = F::<P>::channel();
                 let producers: Vec<_> = senders(tx)
@@ -402,7 +403,9 @@ macro_rules! every_flavour {
                     .into_iter()
                     .map(|c| c.join().unwrap())
                     .collect::<Vec<_>>()
-            })
+            });
+            let accepted = vec![(0..per_producer).collect::<Vec<u64>>(); PRODUCERS];
+            assert_received_exactly_the_accepted(&received, &accepted);
         }
 
         /// As [`threads_deliver`], with tasks on two tokio workers.
@@ -410,10 +413,10 @@ macro_rules! every_flavour {
             per_producer: u64,
             make: fn(usize, u64) -> P,
             key: fn(&P) -> (usize, u64),
-        ) -> Vec<Vec<(usize, u64)>> {
+        ) {
             let seed = test_seed();
             let _report = SeedReport::new(module_path!(), seed);
-            within(move || {
+            let received = within(move || {
                 multi_thread(2).block_on(async move {
                     let mut rng = XorShift::new(seed);
                     let (tx, rx) = F::<P>::channel();
@@ -453,23 +456,19 @@ macro_rules! every_flavour {
                     }
                     received
                 })
-            })
+            });
+            let accepted = vec![(0..per_producer).collect::<Vec<u64>>(); PRODUCERS];
+            assert_received_exactly_the_accepted(&received, &accepted);
         }
 
         #[test]
         fn threads_deliver_every_value_once_in_producer_order() {
-            let per_producer = scale(1_500) as u64;
-            let received = threads_deliver(per_producer, |p, s| (p, s), |&key| key);
-            let accepted = vec![(0..per_producer).collect::<Vec<u64>>(); PRODUCERS];
-            assert_received_exactly_the_accepted(&received, &accepted);
+            threads_deliver(scale(1_500) as u64, |p, s| (p, s), |&key| key);
         }
 
         #[test]
         fn tasks_deliver_every_value_once_in_producer_order() {
-            let per_producer = scale(1_500) as u64;
-            let received = tasks_deliver(per_producer, |p, s| (p, s), |&key| key);
-            let accepted = vec![(0..per_producer).collect::<Vec<u64>>(); PRODUCERS];
-            assert_received_exactly_the_accepted(&received, &accepted);
+            tasks_deliver(scale(1_500) as u64, |p, s| (p, s), |&key| key);
         }
 
         // Large values: with many producers a receiver sleeps on one that is
@@ -478,18 +477,12 @@ macro_rules! every_flavour {
 
         #[test]
         fn threads_deliver_large_values_whole_once_in_producer_order() {
-            let per_producer = scale(500) as u64;
-            let received = threads_deliver(per_producer, Wide::new, Wide::key);
-            let accepted = vec![(0..per_producer).collect::<Vec<u64>>(); PRODUCERS];
-            assert_received_exactly_the_accepted(&received, &accepted);
+            threads_deliver(scale(500) as u64, Wide::new, Wide::key);
         }
 
         #[test]
         fn tasks_deliver_large_values_whole_once_in_producer_order() {
-            let per_producer = scale(500) as u64;
-            let received = tasks_deliver(per_producer, Wide::new, Wide::key);
-            let accepted = vec![(0..per_producer).collect::<Vec<u64>>(); PRODUCERS];
-            assert_received_exactly_the_accepted(&received, &accepted);
+            tasks_deliver(scale(500) as u64, Wide::new, Wide::key);
         }
 
         #[test]
