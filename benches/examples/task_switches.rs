@@ -22,6 +22,16 @@
 //! current-thread; defaults: 8 rounds, capacity 64, 1 producer, 2 workers),
 //! alternating the two channels, 50 runs per round, and prints each round's
 //! median ns per message and the `Pending` counts.
+//!
+//! Two flags, anywhere among the arguments:
+//!
+//! - `--per-run` also prints every run as `ns/together%`. On two workers a
+//!   run is either together (all but a few polls on one worker) or apart,
+//!   and a process tends to stay in one mode for many runs in a row, so a
+//!   round's median can hide which mode it measured.
+//! - `--only asyncband` (or `--only kanal`) runs one channel: the runtime
+//!   is shared by the rounds, and the other channel's runs change the
+//!   state the next round starts from.
 
 use std::future::Future;
 use std::pin::{Pin, pin};
@@ -168,36 +178,83 @@ run!(kanal_run, |producers| fan_out(
     producers
 ));
 
-/// One round of `RUNS` runs: median ns per message, `Pending` sends and
-/// receives per run, and the share of the producers' polls that ran on the
-/// consumer's worker.
+/// What one round measured.
+struct Round {
+    /// Median ns per message.
+    ns: f64,
+    /// `Pending` sends per run.
+    sends: f64,
+    /// `Pending` receives per run.
+    recvs: f64,
+    /// The share of the producers' polls that ran on the consumer's
+    /// worker, in percent.
+    together: f64,
+    /// Every run as `ns/together%`, in order.
+    runs: Vec<String>,
+}
+
+/// The percentage `part` is of `part + rest` (0 when both are 0).
+#[allow(clippy::cast_precision_loss, reason = "poll counts are far below 2^52")]
+fn share(part: usize, rest: usize) -> f64 {
+    100.0 * part as f64 / (part + rest).max(1) as f64
+}
+
+/// One round of `RUNS` runs.
 #[allow(
     clippy::cast_precision_loss,
     reason = "run times and counts are far below 2^52"
 )]
-fn round(runtime: &Runtime, run: Run, producers: u64) -> (f64, f64, f64, f64) {
+fn round(runtime: &Runtime, run: Run, producers: u64) -> Round {
     let waits: &'static Waits = Box::leak(Box::default());
+    let place = &waits.place;
+    let mut runs = Vec::with_capacity(RUNS);
     let mut times: Vec<f64> = (0..RUNS)
         .map(|_| {
+            let together = place.together.load(Ordering::Relaxed);
+            let apart = place.apart.load(Ordering::Relaxed);
             let start = Instant::now();
             run(runtime, waits, producers);
-            start.elapsed().as_secs_f64() * 1e9 / MESSAGES as f64
+            let ns = start.elapsed().as_secs_f64() * 1e9 / MESSAGES as f64;
+            let share = share(
+                place.together.load(Ordering::Relaxed) - together,
+                place.apart.load(Ordering::Relaxed) - apart,
+            );
+            runs.push(format!("{ns:.0}/{share:.0}%"));
+            ns
         })
         .collect();
     times.sort_by(f64::total_cmp);
     let per_run = |count: &AtomicUsize| count.load(Ordering::Relaxed) as f64 / RUNS as f64;
-    let together = per_run(&waits.place.together);
-    let apart = per_run(&waits.place.apart);
-    (
-        times[RUNS / 2],
-        per_run(&waits.sends),
-        per_run(&waits.recvs),
-        100.0 * together / (together + apart).max(1.0),
-    )
+    Round {
+        ns: times[RUNS / 2],
+        sends: per_run(&waits.sends),
+        recvs: per_run(&waits.recvs),
+        together: share(
+            place.together.load(Ordering::Relaxed),
+            place.apart.load(Ordering::Relaxed),
+        ),
+        runs,
+    }
 }
 
 fn main() {
-    let mut args = std::env::args().skip(1);
+    let mut per_run = false;
+    let mut only = None;
+    let mut positional = Vec::new();
+    let mut given = std::env::args().skip(1);
+    while let Some(arg) = given.next() {
+        match arg.as_str() {
+            "--per-run" => per_run = true,
+            "--only" => only = Some(given.next().expect("--only asyncband or --only kanal")),
+            _ => positional.push(arg),
+        }
+    }
+    assert!(
+        only.as_deref()
+            .is_none_or(|name| ["asyncband", "kanal"].contains(&name)),
+        "--only asyncband or --only kanal"
+    );
+    let mut args = positional.into_iter();
     let rounds: usize = args
         .next()
         .map_or(8, |n| n.parse().expect("rounds: a number"));
@@ -230,8 +287,20 @@ fn main() {
     );
     for r in 0..rounds {
         for (name, run) in [("asyncband", asyncband), ("kanal", kanal)] {
-            let (ns, sends, recvs, together) = round(&runtime, run, producers);
+            if only.as_deref().is_some_and(|only| only != name) {
+                continue;
+            }
+            let Round {
+                ns,
+                sends,
+                recvs,
+                together,
+                runs,
+            } = round(&runtime, run, producers);
             println!("{r} | {name} | {ns:.1} | {sends:.0} | {recvs:.0} | {together:.0} %");
+            if per_run {
+                println!("  runs: {}", runs.join(" "));
+            }
         }
     }
 }
