@@ -172,14 +172,16 @@ impl<S: Storage> Chan<S> {
             debug_assert_eq!(got, 0, "an idle node holds no grant");
             *registered = true;
             self.storage().before_send_wait();
-            self.grant_freed_before_register();
-            self.nudge_receivers();
-            if <S::Senders as Arity>::MANY {
-                register()
-            } else {
-                // A single sender's cell carries no grants.
-                0
+            // A single sender's cell carries no grants. Many senders skip
+            // the grant, and the second lock that collects it, when nothing
+            // is free after the barrier: any capacity freed before the
+            // registration would show here (`Storage::may_grant`).
+            let may_grant = <S::Senders as Arity>::MANY && self.storage().may_grant();
+            if may_grant {
+                self.grant_freed_before_register();
             }
+            self.nudge_receivers();
+            if may_grant { register() } else { 0 }
         };
         if got > 0 {
             *registered = false;

@@ -971,6 +971,18 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
         granted
     }
 
+    fn may_grant(&self) -> bool {
+        if !P::MANY {
+            // One producer waits in a cell and is never granted anything.
+            return true;
+        }
+        // ORDERING: SeqCst: the look after a sender's registration; paired
+        // with the SeqCst stamp store of a single consumer and the SeqCst
+        // claims of many (see `room_for`) and with `release`.
+        let word = self.tail.word.load_sc();
+        self.fits(word, 1) != Some(false)
+    }
+
     unsafe fn push_reserved(&self, value: T) -> Result<(), T> {
         if !P::MANY {
             // Permits are `Send`: pushes through them may come from several
@@ -1304,6 +1316,34 @@ mod tests {
         }
         ring.set_waiting(false);
         assert_eq!(ring.len(), 2);
+    }
+
+    fn may_grant_only_while_a_unit_is_free<C: Arity>() {
+        let ring = Ring::<u8, 2, Many, C>::new();
+        assert!(ring.may_grant());
+        // SAFETY: single-threaded.
+        unsafe {
+            ring.try_push(1).unwrap();
+            assert!(ring.may_grant());
+            // A held unit fills the bound as a value does.
+            ring.try_acquire(1).unwrap();
+            assert!(!ring.may_grant());
+            assert_eq!(ring.grant(1), 0);
+            ring.release(1);
+            assert!(ring.may_grant());
+            ring.try_push(2).unwrap();
+            assert!(!ring.may_grant());
+            assert_eq!(ring.try_pop(), Ok(1));
+        }
+        assert!(ring.may_grant());
+        assert_eq!(ring.grant(1), 1);
+        assert!(!ring.may_grant());
+    }
+
+    #[test]
+    fn a_grant_may_take_a_unit_only_while_one_is_free() {
+        may_grant_only_while_a_unit_is_free::<One>();
+        may_grant_only_while_a_unit_is_free::<Many>();
     }
 
     fn close_keeps_what_was_sent<P: Arity, C: Arity>() {

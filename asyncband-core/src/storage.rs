@@ -254,6 +254,16 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     /// Unbounded storage has no limit and grants all `n`.
     fn grant(&self, n: usize) -> usize;
 
+    /// False when [`Storage::grant`] would certainly take nothing now: the
+    /// bound is full, counting held units. A `SeqCst` look, so a sender
+    /// that registered before it and finds nothing free is sure that the
+    /// capacity it waits for is freed after its registration, by a party
+    /// that then sees it waiting and grants. True when unsure, and always
+    /// for storage that does not override it.
+    fn may_grant(&self) -> bool {
+        true
+    }
+
     /// Pushes `value` through one held unit, which is consumed. When the
     /// storage is closed the unit is released and the value handed back.
     ///
