@@ -29,6 +29,7 @@ use asyncband_core::future::{Recv, Reserve, Send as SendFuture};
 use asyncband_core::list::List;
 use asyncband_core::ring::Ring;
 use asyncband_core::storage::{Capacity, Storage};
+use asyncband_core::wait::{Queue, QueueNode, WaitSet};
 use loom::sync::atomic::{AtomicUsize, Ordering};
 
 use loom::thread;
@@ -398,6 +399,51 @@ fn a_granted_reservation_races_with_a_receive_and_a_cancel() {
         // Whatever happened, the slot is free again: nothing leaked.
         assert_eq!(chan.storage().reserved(), 0);
         chan.try_send(9).unwrap();
+    });
+}
+
+#[test]
+fn a_granted_waiter_takes_its_units_without_the_lock() {
+    loom::model(|| {
+        let queue = Arc::new(Queue::default());
+        let node = pin!(QueueNode::default());
+        // SAFETY: the node is pinned, used only with this queue and idle
+        // (cancelled below) before it goes away.
+        let register = || unsafe { queue.register(node.as_ref(), Waker::noop(), 1, |_| ()) };
+        assert_eq!(register(), 0);
+        let granter = {
+            let queue = queue.clone();
+            thread::spawn(move || {
+                let mut units = 1;
+                queue.grant(
+                    |want| {
+                        let k = want.min(units);
+                        units -= k;
+                        k
+                    },
+                    |_| (),
+                );
+                units
+            })
+        };
+        // Polls as a woken future would, at any moment: the units arrive
+        // once, through the node's flag or under the lock.
+        let got = loop {
+            match register() {
+                0 => thread::yield_now(),
+                got => break got,
+            }
+        };
+        assert_eq!(got, 1);
+        assert_eq!(granter.join().unwrap(), 0);
+        assert!(!queue.is_waiting());
+        // Idle again: a new registration waits, and cancelling it hands
+        // back nothing.
+        assert_eq!(register(), 0);
+        assert!(queue.is_waiting());
+        // SAFETY: as for `register`.
+        assert_eq!(unsafe { queue.cancel(node.as_ref(), |_| ()) }, 0);
+        assert!(!queue.is_waiting());
     });
 }
 

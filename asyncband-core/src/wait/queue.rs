@@ -18,10 +18,12 @@
 //! | waiting | true | `< need` |
 //! | granted | false | `> 0` (all of `need`, or part of it after [`Queue::wake_all`]) |
 //!
-//! Transitions, all under the lock:
+//! Transitions, all under the lock but one:
 //!
 //! - `register`: idle → waiting (pushed at the back); granted → idle, the
-//!   units move to the caller; waiting → waiting (waker refreshed).
+//!   units move to the caller; waiting → waiting (waker refreshed). The
+//!   granted → idle step skips the lock when the node's `handed` flag is
+//!   up (below).
 //! - `grant`: the front node's `got` grows; when it reaches `need` the node
 //!   is unlinked (granted) and woken.
 //! - `wake_all`: every waiting node is unlinked (keeping its partial `got`)
@@ -29,6 +31,14 @@
 //! - `cancel`: any state → idle; the units it held go back to the caller,
 //!   who passes them on. This is what makes dropping a future that was
 //!   chosen to be woken safe: its grant is never lost.
+//!
+//! A party that unlinks a node with units in it (`grant`, `wake_all`)
+//! raises the node's `handed` flag with a release store as its last touch
+//! of the node, still under the lock. An owner that loads the flag raised
+//! (acquire) has the node to itself: no other party touches an unlinked
+//! node, so it takes the units without the lock. That saves a waiting
+//! sender one of its lock round trips per grant. The flag is lowered by the
+//! owner, or under the lock whenever the units are taken there.
 //!
 //! The `waiting` flag mirrors "the list is not empty". It is stored with
 //! `SeqCst` under the lock on every change (see the store-buffer race in the
@@ -107,6 +117,9 @@ pub struct QueueNode {
     /// Read and written only with the lock of the queue the node is
     /// registered with (or has been registered with) held.
     inner: UnsafeCell<NodeInner>,
+    /// Raised (release, under the lock) by the party that unlinked the node
+    /// with units in it, after its last touch; see the module docs.
+    handed: AtomicBool,
     _pinned: PhantomPinned,
 }
 
@@ -124,6 +137,7 @@ impl Default for QueueNode {
     fn default() -> Self {
         Self {
             inner: UnsafeCell::new(NodeInner::default()),
+            handed: AtomicBool::new(false),
             _pinned: PhantomPinned,
         }
     }
@@ -304,6 +318,25 @@ impl Queue {
     }
 }
 
+impl Queue {
+    /// Hands an unlinked `node` with units in it to its owner, who may then
+    /// take them without the lock (module docs).
+    ///
+    /// # Safety
+    ///
+    /// The lock is held, `node` was unlinked under it with `got > 0`, and
+    /// the caller does not touch it afterwards.
+    unsafe fn hand(node: NonNull<QueueNode>) {
+        // ORDERING: Release pairs with the owner's Acquire load in
+        // `register`: our writes to the node happen before its reads.
+        // SAFETY: the node is valid (the caller's contract: unlinked just
+        // now, under the lock, so its owner has not dropped it).
+        unsafe { node.as_ref() }
+            .handed
+            .store_at(true, Ordering::Release);
+    }
+}
+
 /// Turns a `FnOnce(bool)` into the `FnMut` the helpers take; it runs once.
 fn once(on_change: impl FnOnce(bool)) -> impl FnMut(bool) {
     let mut on_change = Some(on_change);
@@ -331,8 +364,25 @@ unsafe impl WaitSet for Queue {
         need: usize,
         on_change: impl FnOnce(bool),
     ) -> usize {
-        let mut on_change = once(on_change);
         let ptr = NonNull::from(node.get_ref());
+        // ORDERING: Acquire pairs with the Release store in `hand`: the
+        // unlinking party's writes to the node, and its last touch of it,
+        // happen before what follows.
+        if node.handed.load(Ordering::Acquire) {
+            // ORDERING: Relaxed; only the owner reads the flag while the node
+            // is unlinked, and the next raise comes after the owner's next
+            // lock, which orders this store before it.
+            node.handed.store_at(false, Ordering::Relaxed);
+            // SAFETY: the node is unlinked and was handed to us (the flag):
+            // no other party touches it until we link it again, which takes
+            // the lock.
+            let inner = unsafe { &mut *inner(ptr) };
+            let stale = inner.waker.take();
+            let granted = std::mem::take(&mut inner.got);
+            drop(stale);
+            return granted;
+        }
+        let mut on_change = once(on_change);
         let mut list = self.lock();
         let (stale, granted, idle) = {
             // SAFETY: we hold the lock guarding the node's interior, the node
@@ -346,6 +396,10 @@ unsafe impl WaitSet for Queue {
                 };
                 (stale, 0, false)
             } else if inner.got > 0 {
+                // Handed to us since the look above.
+                // ORDERING: Relaxed; under the lock, which orders it against
+                // the next raise.
+                node.handed.store_at(false, Ordering::Relaxed);
                 (inner.waker.take(), std::mem::take(&mut inner.got), false)
             } else {
                 inner.need = need;
@@ -389,8 +443,11 @@ unsafe impl WaitSet for Queue {
                 // SAFETY: lock held; `front` is linked.
                 unsafe { Self::unlink(&mut list, front) };
                 // SAFETY: lock held; the node stays valid until its owner
-                // re-locks to take its grant.
+                // takes its grant, which `hand` allows only after this.
                 batch.push(unsafe { (*inner(front)).waker.take() });
+                // SAFETY: lock held; unlinked just now with `got == need > 0`,
+                // and not touched again here.
+                unsafe { Self::hand(front) };
                 if batch.is_full() {
                     break;
                 }
@@ -415,6 +472,12 @@ unsafe impl WaitSet for Queue {
                 unsafe { Self::unlink(&mut list, front) };
                 // SAFETY: as above.
                 batch.push(unsafe { (*inner(front)).waker.take() });
+                // SAFETY: as above; only a node with units is handed, one
+                // without is re-linked by its owner's next `register`.
+                if unsafe { (*inner(front)).got } > 0 {
+                    // SAFETY: unlinked just now, not touched again here.
+                    unsafe { Self::hand(front) };
+                }
                 if batch.is_full() {
                     break;
                 }
@@ -444,6 +507,9 @@ unsafe impl WaitSet for Queue {
             let inner = unsafe { &mut *inner(ptr) };
             (std::mem::take(&mut inner.got), inner.waker.take())
         };
+        // ORDERING: Relaxed; under the lock, which orders it against the
+        // next raise; the units it announced were taken just above.
+        node.handed.store_at(false, Ordering::Relaxed);
         drop(list);
         drop(waker);
         got
@@ -461,6 +527,45 @@ mod tests {
             n -= k;
             k
         }
+    }
+
+    #[test]
+    fn a_woken_waiter_collects_a_partial_grant_once_and_can_wait_again() {
+        let queue = Queue::default();
+        let node = pin!(QueueNode::default());
+        // SAFETY: the node is pinned, used only with this queue and idle
+        // when it goes out of scope.
+        unsafe {
+            assert_eq!(queue.register(node.as_ref(), Waker::noop(), 3, |_| ()), 0);
+            // Two of three units: it stays queued.
+            queue.grant(units(2), |_| ());
+            assert!(queue.is_waiting());
+            // A close wakes it with the two it holds.
+            queue.wake_all(|_| ());
+            assert!(!queue.is_waiting());
+            assert_eq!(queue.register(node.as_ref(), Waker::noop(), 3, |_| ()), 2);
+            // Idle again: the next registration queues it.
+            assert_eq!(queue.register(node.as_ref(), Waker::noop(), 3, |_| ()), 0);
+            assert!(queue.is_waiting());
+            assert_eq!(queue.cancel(node.as_ref(), |_| ()), 0);
+        }
+    }
+
+    #[test]
+    fn cancelling_a_granted_waiter_returns_its_units_once() {
+        let queue = Queue::default();
+        let node = pin!(QueueNode::default());
+        // SAFETY: as in the test above.
+        unsafe {
+            assert_eq!(queue.register(node.as_ref(), Waker::noop(), 1, |_| ()), 0);
+            queue.grant(units(1), |_| ());
+            assert_eq!(queue.cancel(node.as_ref(), |_| ()), 1);
+            // No grant left behind for the next wait to find.
+            assert_eq!(queue.register(node.as_ref(), Waker::noop(), 1, |_| ()), 0);
+            assert!(queue.is_waiting());
+            assert_eq!(queue.cancel(node.as_ref(), |_| ()), 0);
+        }
+        assert!(!queue.is_waiting());
     }
 
     #[test]
