@@ -255,11 +255,12 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     fn grant(&self, n: usize) -> usize;
 
     /// False when [`Storage::grant`] would certainly take nothing now: the
-    /// bound is full, counting held units. A `SeqCst` look, so a sender
-    /// that registered before it and finds nothing free is sure that the
+    /// bound is full, counting held units. An override must look with
+    /// `SeqCst` loads of what frees capacity, so that a sender that
+    /// registered before the look and finds nothing free is sure the
     /// capacity it waits for is freed after its registration, by a party
-    /// that then sees it waiting and grants. True when unsure, and always
-    /// for storage that does not override it.
+    /// that then sees it waiting and grants. True when unsure; the default
+    /// (unbounded storage, whose senders never wait) always is.
     fn may_grant(&self) -> bool {
         true
     }
