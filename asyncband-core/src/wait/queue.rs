@@ -316,9 +316,7 @@ impl Queue {
             (*this).linked = false;
         }
     }
-}
 
-impl Queue {
     /// Hands an unlinked `node` with units in it to its owner, who may then
     /// take them without the lock (module docs).
     ///
@@ -377,10 +375,8 @@ unsafe impl WaitSet for Queue {
             // no other party touches it until we link it again, which takes
             // the lock.
             let inner = unsafe { &mut *inner(ptr) };
-            let stale = inner.waker.take();
-            let granted = std::mem::take(&mut inner.got);
-            drop(stale);
-            return granted;
+            debug_assert!(inner.waker.is_none(), "the granter took the waker");
+            return std::mem::take(&mut inner.got);
         }
         let mut on_change = once(on_change);
         let mut list = self.lock();
