@@ -1822,14 +1822,14 @@ macro_rules! many_receivers {
             assert!(wa.poll(a.as_mut()).is_pending());
             assert!(wb.poll(b.as_mut()).is_pending());
             tx.try_send(1).unwrap();
-            assert_eq!(
-                (wa.wakes() > 0, wb.wakes()),
-                (true, 0),
-                "the first waiter is woken first"
-            );
+            assert!(wa.wakes() > 0, "the first waiter is woken first");
+            // A future may never be polled again (`mem::forget`), so the
+            // waiter behind it is woken to look for itself as well.
+            let checks = wb.wakes();
+            assert!(checks > 0, "the waiter behind a future is woken to check");
             drop(a);
             assert!(
-                wb.wakes() > 0,
+                wb.wakes() > checks,
                 "a wake-up a dropped receive got must go to the next one"
             );
             assert_eq!(wb.poll(b.as_mut()), Poll::Ready(Ok(1)));

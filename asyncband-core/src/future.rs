@@ -24,7 +24,6 @@ use std::task::{Context, Poll};
 use crate::arity::Arity;
 use crate::chan::{Chan, RxWait, TxWait};
 use crate::error::{RecvError, SendError, TrySendError};
-use crate::slot::is_large;
 use crate::storage::{PopError, PushError, Storage};
 use crate::sync::{spin_hint, thread};
 use crate::wait::{QueueNode, WaitSet};
@@ -109,7 +108,8 @@ impl<S: Storage> Chan<S> {
             // SAFETY: we hold `got >= 1` units; single-producer contract from
             // the caller.
             let sent = unsafe { self.push_reserved(held(value)) };
-            self.return_units(got - 1);
+            // SAFETY: the `got - 1` granted units the push did not use.
+            unsafe { self.return_units(got - 1) };
             return Poll::Ready(sent);
         }
         // SAFETY: forwarded from the caller.
@@ -208,7 +208,8 @@ impl<S: Storage> Chan<S> {
                 self.tx_wait()
                     .cancel(node, |waiting| self.storage().set_waiting(waiting))
             };
-            self.return_units(units);
+            // SAFETY: `cancel` handed us the units granted to the node.
+            unsafe { self.return_units(units) };
         }
     }
 
@@ -235,14 +236,6 @@ impl<S: Storage> Chan<S> {
         if !*registered {
             // SAFETY: single-consumer contract from the caller.
             match unsafe { self.storage().front() } {
-                Ok(front) if is_large::<S::Item>() => {
-                    // SAFETY: single-consumer contract from the caller.
-                    let mut popped = unsafe { self.popped_guard(front) };
-                    // The value lands in the result before `popped` drops
-                    // (`chan::Popped`).
-                    // SAFETY: taken once; `popped` releases it afterwards.
-                    return Poll::Ready(Ok(unsafe { popped.take() }));
-                }
                 Ok(front) => {
                     // SAFETY: single-consumer contract from the caller.
                     return Poll::Ready(Ok(unsafe { self.take_popped(front) }));
@@ -284,14 +277,6 @@ impl<S: Storage> Chan<S> {
                 None => unsafe { self.storage().front() },
             };
             match attempt {
-                Ok(front) if is_large::<S::Item>() => {
-                    // SAFETY: single-consumer contract from the caller.
-                    let mut popped = unsafe { self.popped_guard(front) };
-                    // SAFETY: the caller's contract on `node`.
-                    unsafe { self.cancel_recv(node, registered) };
-                    // SAFETY: taken once; `popped` releases it afterwards.
-                    return Poll::Ready(Ok(unsafe { popped.take() }));
-                }
                 Ok(front) => {
                     // SAFETY: the caller's contract on `node`.
                     unsafe { self.cancel_recv(node, registered) };
@@ -421,7 +406,8 @@ impl<S: Storage> Chan<S> {
         }
         if got > 0 {
             // Woken part-way by a close: give the part back.
-            self.return_units(got);
+            // SAFETY: the `got` units were granted to this reservation.
+            unsafe { self.return_units(got) };
             return Poll::Ready(Err(SendError(())));
         }
         // SAFETY: single-producer contract from the caller.
@@ -559,6 +545,23 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Recv<S, H> {
         Self {
             chan,
             node: Default::default(),
+            registered: false,
+            _pinned: PhantomPinned,
+        }
+    }
+
+    /// A future that receives from `chan` for a thread that parks until it
+    /// is woken ([`crate::park::block_on`]): its node says it always comes
+    /// back for a notification ([`WaitSet::notify`]).
+    ///
+    /// # Safety
+    ///
+    /// As for [`Recv::new`]; the future is driven to completion or dropped
+    /// by the thread that parks on it.
+    pub unsafe fn parked(chan: H) -> Self {
+        Self {
+            chan,
+            node: RxWait::<S>::parked_node(),
             registered: false,
             _pinned: PhantomPinned,
         }

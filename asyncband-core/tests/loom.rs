@@ -367,7 +367,8 @@ fn a_permit_dropped_while_a_sender_waits_wakes_it() {
             thread::spawn(move || unsafe { chan.send_blocking(5, None) }.unwrap())
         };
         // Dropping the permit: give the unit back.
-        chan.return_units(1);
+        // SAFETY: the unit reserved above.
+        unsafe { chan.return_units(1) };
         // SAFETY: the only consumer.
         assert_eq!(unsafe { chan.recv_blocking(None) }, Ok(5));
         waiter.join().unwrap();
@@ -394,7 +395,8 @@ fn a_granted_reservation_races_with_a_receive_and_a_cancel() {
         let holds_unit = reserver.join().unwrap();
         if holds_unit {
             // The reservation completed: its unit is ours to give back.
-            chan.return_units(1);
+            // SAFETY: the unit that reservation took.
+            unsafe { chan.return_units(1) };
         }
         // Whatever happened, the slot is free again: nothing leaked.
         assert_eq!(chan.storage().reserved(), 0);
@@ -601,5 +603,31 @@ fn a_waiting_sender_wakes_a_receiver_a_forgotten_recv_future_left_asleep() {
         assert_eq!(receiver.join().unwrap(), 1);
         // SAFETY: a consumer, the other one has finished.
         assert_eq!(unsafe { chan.try_recv() }, Ok(2));
+    });
+}
+
+#[test]
+fn a_parked_receiver_is_woken_by_the_one_send_a_forgotten_recv_future_was_notified_of() {
+    loom::model(|| {
+        let chan = Chan::<List<u32, Many, Many>>::new();
+        {
+            // A receive registered first and then forgotten: it stays at the
+            // front of the receivers' wait list and never comes back for
+            // the notification it is handed.
+            // SAFETY: many consumers.
+            let mut forgotten = Box::pin(unsafe { Recv::new(&*chan) });
+            let mut cx = Context::from_waker(Waker::noop());
+            assert!(forgotten.as_mut().poll(&mut cx).is_pending());
+            std::mem::forget(forgotten);
+        }
+        let receiver = {
+            let chan = chan.clone();
+            thread::spawn(move || recv(&chan))
+        };
+        // One send, and nothing after it: only the check wake that comes
+        // with a notification to a future reaches the parked receiver.
+        // Without it: a loom deadlock.
+        send(&chan, 1);
+        assert_eq!(receiver.join().unwrap(), 1);
     });
 }

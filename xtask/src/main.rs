@@ -44,6 +44,7 @@ const LOOM_QUICK: &[&str] = &[
     "dropping_the_last_receiver_drops_queued_values_exactly_once",
     "a_waiting_reservation_races_with_the_last_receiver_dropping",
     "a_waiting_sender_wakes_a_receiver_a_forgotten_recv_future_left_asleep",
+    "a_parked_receiver_is_woken_by_the_one_send_a_forgotten_recv_future_was_notified_of",
 ];
 
 fn main() -> ExitCode {

@@ -103,6 +103,17 @@ impl Cell {
     }
 }
 
+/// Releases a cell's slot, not waiting, if user code unwinds while the
+/// slot is held.
+struct Unlock<'a>(&'a AtomicUsize);
+
+impl Drop for Unlock<'_> {
+    fn drop(&mut self) {
+        // ORDERING: SeqCst, as every store that releases the slot.
+        self.0.store_sc(0);
+    }
+}
+
 // SAFETY: `register` stores `WAITING` with SeqCst before returning; grants
 // are never lost (see the module docs); `cancel` is idempotent.
 unsafe impl WaitSet for Cell {
@@ -136,16 +147,22 @@ unsafe impl WaitSet for Cell {
                 break;
             }
         }
+        // Cloning a waker is user code: if it unwinds, the guard releases
+        // the slot (not waiting: the registering poll is unwinding too).
+        let unlock = Unlock(&self.state);
         // SAFETY: we hold BUSY.
-        self.waker.with_mut(|slot| unsafe {
+        let stale = self.waker.with_mut(|slot| unsafe {
             match &mut *slot {
-                Some(old) if old.will_wake(waker) => {}
-                other => *other = Some(waker.clone()),
+                Some(old) if old.will_wake(waker) => None,
+                other => other.replace(waker.clone()),
             }
         });
+        std::mem::forget(unlock);
         // ORDERING: SeqCst: the waiter's flag write of the store-buffer race
         // (module docs of `wait`); it also releases the slot.
         self.state.store_sc(WAITING);
+        // A replaced waker's `drop` is user code too: not while BUSY.
+        drop(stale);
         0
     }
 

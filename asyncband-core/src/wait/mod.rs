@@ -85,6 +85,30 @@ pub unsafe trait WaitSet: Default + Send + Sync + std::fmt::Debug + 'static {
     /// `acquire`; it just wakes its waiter.
     fn grant(&self, acquire: impl FnMut(usize) -> usize, on_change: impl FnOnce(bool));
 
+    /// Hands `units` notifications to the front waiters, one each, as
+    /// [`WaitSet::grant`] does with `units` units. A [`Queue`] also wakes, for
+    /// each waiter it notifies that may never come back (a future, not a
+    /// parked thread), one waiter behind it without a notification, so that
+    /// a leaked future is never the only waiter a notification reaches.
+    fn notify(&self, units: usize) {
+        let mut units = units;
+        self.grant(
+            move |want| {
+                let take = want.min(units);
+                units -= take;
+                take
+            },
+            |_| (),
+        );
+    }
+
+    /// A node for a thread that parks until it is woken: it always comes
+    /// back for what it is handed (see [`WaitSet::notify`]).
+    #[must_use]
+    fn parked_node() -> Self::Node {
+        Self::Node::default()
+    }
+
     /// Wakes every waiter without granting anything (the channel closed).
     fn wake_all(&self, on_change: impl FnOnce(bool));
 

@@ -47,6 +47,7 @@
 use std::fmt;
 use std::marker::PhantomPinned;
 use std::mem::MaybeUninit;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::pin::Pin;
 use std::ptr::NonNull;
 use std::task::Waker;
@@ -120,6 +121,9 @@ pub struct QueueNode {
     /// Raised (release, under the lock) by the party that unlinked the node
     /// with units in it, after its last touch; see the module docs.
     handed: AtomicBool,
+    /// Whether the owner is a thread parked until it is woken, which always
+    /// comes back for what it was handed; fixed at construction.
+    parked: bool,
     _pinned: PhantomPinned,
 }
 
@@ -138,14 +142,39 @@ impl Default for QueueNode {
         Self {
             inner: UnsafeCell::new(NodeInner::default()),
             handed: AtomicBool::new(false),
+            parked: false,
             _pinned: PhantomPinned,
+        }
+    }
+}
+
+impl QueueNode {
+    /// The node of a thread that parks until it is woken (a blocking
+    /// operation), as opposed to a future, which its owner may never poll
+    /// again. A notification handed to a parked thread is always collected.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband_core::wait::QueueNode;
+    ///
+    /// let node = QueueNode::parked();
+    /// assert!(format!("{node:?}").contains("parked: true"));
+    /// ```
+    #[must_use]
+    pub fn parked() -> Self {
+        Self {
+            parked: true,
+            ..Self::default()
         }
     }
 }
 
 impl fmt::Debug for QueueNode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("QueueNode").finish_non_exhaustive()
+        f.debug_struct("QueueNode")
+            .field("parked", &self.parked)
+            .finish_non_exhaustive()
     }
 }
 
@@ -213,29 +242,45 @@ impl WakeBatch {
         }
     }
 
-    /// Wakes the collected wakers in the order they were pushed. If one
-    /// panics, the batch's `Drop` drops the ones not yet woken.
-    fn wake(&mut self) {
+    /// Wakes the collected wakers in the order they were pushed. A waker
+    /// that panics does not stop the others: each of them was handed units
+    /// or a notification, so it must run. The first panic is returned, for
+    /// the caller to resume once the queue is consistent again.
+    fn wake(&mut self) -> Option<Panic> {
+        let mut panic = None;
         while self.woken < self.len {
             // SAFETY: slots `woken..len` hold wakers written by `push` and
             // not yet read; moving `woken` past this one first means it is
             // read exactly once, even if its `wake` unwinds.
             let waker = unsafe { self.wakers[self.woken].assume_init_read() };
             self.woken += 1;
-            waker.wake();
+            if let Err(payload) = catch_unwind(AssertUnwindSafe(|| waker.wake())) {
+                panic.get_or_insert(payload);
+            }
         }
         self.len = 0;
         self.woken = 0;
+        panic
+    }
+}
+
+/// A panic caught from a waker, resumed once the channel is consistent.
+type Panic = Box<dyn std::any::Any + Send + 'static>;
+
+/// Resumes the first panic a round of wakes caught, if any.
+fn resume(panic: Option<Panic>) {
+    if let Some(payload) = panic {
+        resume_unwind(payload);
     }
 }
 
 impl Drop for WakeBatch {
+    /// Reached with wakers left only when user code unwound before they
+    /// were woken (a waker's `clone` under the lock): they are woken all the
+    /// same, since each was handed something, and their own panics are
+    /// dropped, as the first one is already unwinding.
     fn drop(&mut self) {
-        for slot in &mut self.wakers[self.woken..self.len] {
-            // SAFETY: slots `woken..len` hold wakers written by `push` and
-            // not yet read (`wake` moves `woken` past each one it reads).
-            unsafe { slot.assume_init_drop() };
-        }
+        drop(self.wake());
     }
 }
 
@@ -335,6 +380,88 @@ impl Queue {
     }
 }
 
+impl Queue {
+    /// Grants units front to back (see [`WaitSet::grant`]). With `check`,
+    /// each waiter granted its units that may never come back to collect
+    /// them (any waiter but a parked thread: a future can be leaked with
+    /// `mem::forget`, a stream's registration outlives the `next()` that
+    /// made it) also has one waiter behind it woken, without units: if the
+    /// first never returns, the second re-checks the channel itself. So a
+    /// leaked waiter is never the only one a notification reaches.
+    ///
+    /// Wakers run after the lock is released; one that panics does not stop
+    /// the others or the round, and the first panic is resumed at the end.
+    fn grant_from_front(
+        &self,
+        mut acquire: impl FnMut(usize) -> usize,
+        on_change: impl FnOnce(bool),
+        check: bool,
+    ) {
+        let mut on_change = once(on_change);
+        let mut batch = WakeBatch::new();
+        let mut panic = None;
+        loop {
+            let mut list = self.lock();
+            let mut exhausted = false;
+            let mut checks = 0;
+            while let Some(front) = list.head {
+                let complete = {
+                    // SAFETY: linked nodes are valid; we hold the lock, and
+                    // this is the only reference to the node in the block.
+                    let inner = unsafe { &mut *inner(front) };
+                    let want = inner.need - inner.got;
+                    let taken = acquire(want);
+                    inner.got += taken;
+                    taken == want
+                };
+                if !complete {
+                    exhausted = true;
+                    break;
+                }
+                // SAFETY: lock held; `front` is linked, hence valid.
+                if check && !unsafe { front.as_ref() }.parked {
+                    checks += 1;
+                }
+                // SAFETY: lock held; `front` is linked.
+                unsafe { Self::unlink(&mut list, front) };
+                // SAFETY: lock held; the node stays valid until its owner
+                // takes its grant, which `hand` allows only after this.
+                batch.push(unsafe { (*inner(front)).waker.take() });
+                // SAFETY: lock held; unlinked just now with `got == need > 0`,
+                // and not touched again here.
+                unsafe { Self::hand(front) };
+                if batch.is_full() {
+                    break;
+                }
+            }
+            // The waiters behind those that may not come back: woken, and
+            // left queued, so each re-checks and waits again if it must.
+            let mut behind = list.head;
+            while let Some(node) = behind {
+                if checks == 0 || batch.is_full() {
+                    break;
+                }
+                checks -= 1;
+                // SAFETY: lock held; `node` is linked, hence valid. Cloning
+                // a waker is user code: if it unwinds, the batch's `Drop`
+                // still wakes what it holds, and the list is consistent.
+                let waker = unsafe { (*inner(node)).waker.clone() };
+                batch.push(waker);
+                // SAFETY: as above.
+                behind = unsafe { (*inner(node)).next };
+            }
+            let done = exhausted || list.head.is_none();
+            self.set_waiting(&list, &mut on_change);
+            drop(list);
+            let caught = batch.wake();
+            panic = panic.or(caught);
+            if done {
+                return resume(panic);
+            }
+        }
+    }
+}
+
 /// Turns a `FnOnce(bool)` into the `FnMut` the helpers take; it runs once.
 fn once(on_change: impl FnOnce(bool)) -> impl FnMut(bool) {
     let mut on_change = Some(on_change);
@@ -416,51 +543,28 @@ unsafe impl WaitSet for Queue {
         granted
     }
 
-    fn grant(&self, mut acquire: impl FnMut(usize) -> usize, on_change: impl FnOnce(bool)) {
-        let mut on_change = once(on_change);
-        let mut batch = WakeBatch::new();
-        loop {
-            let mut list = self.lock();
-            let mut exhausted = false;
-            while let Some(front) = list.head {
-                let complete = {
-                    // SAFETY: linked nodes are valid; we hold the lock, and
-                    // this is the only reference to the node in the block.
-                    let inner = unsafe { &mut *inner(front) };
-                    let want = inner.need - inner.got;
-                    let taken = acquire(want);
-                    inner.got += taken;
-                    taken == want
-                };
-                if !complete {
-                    exhausted = true;
-                    break;
-                }
-                // SAFETY: lock held; `front` is linked.
-                unsafe { Self::unlink(&mut list, front) };
-                // SAFETY: lock held; the node stays valid until its owner
-                // takes its grant, which `hand` allows only after this.
-                batch.push(unsafe { (*inner(front)).waker.take() });
-                // SAFETY: lock held; unlinked just now with `got == need > 0`,
-                // and not touched again here.
-                unsafe { Self::hand(front) };
-                if batch.is_full() {
-                    break;
-                }
-            }
-            let done = exhausted || list.head.is_none();
-            self.set_waiting(&list, &mut on_change);
-            drop(list);
-            batch.wake();
-            if done {
-                return;
-            }
-        }
+    fn grant(&self, acquire: impl FnMut(usize) -> usize, on_change: impl FnOnce(bool)) {
+        self.grant_from_front(acquire, on_change, false);
+    }
+
+    fn parked_node() -> QueueNode {
+        QueueNode::parked()
+    }
+
+    fn notify(&self, units: usize) {
+        let mut units = units;
+        let acquire = move |want: usize| {
+            let take = want.min(units);
+            units -= take;
+            take
+        };
+        self.grant_from_front(acquire, |_| (), true);
     }
 
     fn wake_all(&self, on_change: impl FnOnce(bool)) {
         let mut on_change = once(on_change);
         let mut batch = WakeBatch::new();
+        let mut panic = None;
         loop {
             let mut list = self.lock();
             while let Some(front) = list.head {
@@ -481,9 +585,10 @@ unsafe impl WaitSet for Queue {
             let done = list.head.is_none();
             self.set_waiting(&list, &mut on_change);
             drop(list);
-            batch.wake();
+            let caught = batch.wake();
+            panic = panic.or(caught);
             if done {
-                return;
+                return resume(panic);
             }
         }
     }
@@ -670,30 +775,86 @@ mod tests {
     }
 
     #[test]
-    fn a_dropped_batch_drops_the_wakers_it_did_not_wake() {
+    fn a_dropped_batch_wakes_the_wakers_it_had_not_woken() {
         let (wakers, woken) = recorders(3, None);
         let mut batch = WakeBatch::new();
         for recorder in &wakers {
             batch.push(Some(Waker::from(std::sync::Arc::clone(recorder))));
         }
         drop(batch);
-        assert!(woken.lock().unwrap().is_empty());
+        assert_eq!(*woken.lock().unwrap(), [0, 1, 2]);
         assert!(wakers.iter().all(|w| std::sync::Arc::strong_count(w) == 1));
     }
 
     #[test]
-    fn a_waker_that_panics_leaves_the_rest_dropped_once_and_unwoken() {
+    fn a_waker_that_panics_does_not_stop_the_rest_and_its_panic_is_returned() {
         let (wakers, woken) = recorders(4, Some(1));
         let mut batch = WakeBatch::new();
         for recorder in &wakers {
             batch.push(Some(Waker::from(std::sync::Arc::clone(recorder))));
         }
-        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| batch.wake()));
-        assert!(unwound.is_err());
+        let panic = batch.wake();
+        assert!(panic.is_some());
         drop(batch);
-        assert_eq!(*woken.lock().unwrap(), [0, 1]);
-        // The panicking waker was consumed by its `wake`, the last two by
-        // the batch's drop: no leak, no double drop.
+        assert_eq!(*woken.lock().unwrap(), [0, 1, 2, 3]);
+        // Each waker was consumed by its own `wake`: no leak, no double drop.
         assert!(wakers.iter().all(|w| std::sync::Arc::strong_count(w) == 1));
+    }
+
+    #[test]
+    fn a_grant_whose_waker_panics_still_wakes_every_granted_waiter() {
+        let queue = Queue::default();
+        let (wakers, woken) = recorders(3, Some(0));
+        let nodes = [
+            Box::pin(QueueNode::default()),
+            Box::pin(QueueNode::default()),
+            Box::pin(QueueNode::default()),
+        ];
+        for (node, recorder) in nodes.iter().zip(&wakers) {
+            let waker = Waker::from(std::sync::Arc::clone(recorder));
+            // SAFETY: the nodes are pinned, used only with this queue, and
+            // idle (granted, then collected) before they are dropped.
+            unsafe { queue.register(node.as_ref(), &waker, 1, |_| ()) };
+        }
+        let unwound = std::panic::catch_unwind(AssertUnwindSafe(|| queue.grant(units(3), |_| ())));
+        assert!(unwound.is_err(), "the waker's panic propagates");
+        assert_eq!(*woken.lock().unwrap(), [0, 1, 2]);
+        assert!(!queue.is_waiting());
+        for node in &nodes {
+            // SAFETY: as above.
+            let got = unsafe { queue.register(node.as_ref(), Waker::noop(), 1, |_| ()) };
+            assert_eq!(got, 1);
+        }
+    }
+
+    #[test]
+    fn a_notification_to_a_waiter_that_may_not_come_back_also_wakes_the_next() {
+        let queue = Queue::default();
+        let (wakers, woken) = recorders(3, None);
+        let leaked = Box::pin(QueueNode::default());
+        let parked = Box::pin(QueueNode::parked());
+        let last = Box::pin(QueueNode::default());
+        for (node, recorder) in [&leaked, &parked, &last].into_iter().zip(&wakers) {
+            let waker = Waker::from(std::sync::Arc::clone(recorder));
+            // SAFETY: pinned, used only with this queue, cancelled below.
+            unsafe { queue.register(node.as_ref(), &waker, 1, |_| ()) };
+        }
+        // The front waiter is a future, which may never be polled again.
+        queue.notify(1);
+        assert_eq!(*woken.lock().unwrap(), [0, 1]);
+        // SAFETY: as above.
+        unsafe {
+            assert_eq!(queue.cancel(leaked.as_ref(), |_| ()), 1);
+            // The parked thread was woken but holds nothing: still queued.
+            assert_eq!(queue.register(parked.as_ref(), Waker::noop(), 1, |_| ()), 0);
+        }
+        // A parked thread always comes back: nobody else is woken for it.
+        queue.notify(1);
+        assert_eq!(*woken.lock().unwrap(), [0, 1]);
+        // SAFETY: as above.
+        unsafe {
+            assert_eq!(queue.cancel(parked.as_ref(), |_| ()), 1);
+            assert_eq!(queue.cancel(last.as_ref(), |_| ()), 0);
+        }
     }
 }
