@@ -77,3 +77,37 @@ impl Arity for Many {
     type WaitSet = Queue;
     type Stamp = Stamped;
 }
+
+/// A supported pair of producer and consumer arities, `(Senders,
+/// Receivers)`: `(One, One)`, `(Many, One)` and `(Many, Many)`. Sealed; the
+/// storages implement [`Storage`](crate::storage::Storage) only for these,
+/// so a single-producer, many-consumer channel does not compile (its
+/// consumers would share cursor state that only a single consumer may use).
+///
+/// # Examples
+///
+/// ```
+/// use asyncband_core::arity::{Many, One, Topology};
+///
+/// fn supported<P, C>() where (P, C): Topology {}
+/// supported::<One, One>();
+/// supported::<Many, One>();
+/// supported::<Many, Many>();
+/// ```
+///
+/// ```compile_fail
+/// use asyncband_core::arity::{Many, One};
+/// use asyncband_core::chan::Chan;
+/// use asyncband_core::ring::Ring;
+///
+/// // One producer, many consumers: not a supported topology.
+/// let chan = Chan::<Ring<u32, 4, One, Many>>::new();
+/// ```
+pub trait Topology: sealed::Sealed {}
+
+impl sealed::Sealed for (One, One) {}
+impl sealed::Sealed for (Many, One) {}
+impl sealed::Sealed for (Many, Many) {}
+impl Topology for (One, One) {}
+impl Topology for (Many, One) {}
+impl Topology for (Many, Many) {}

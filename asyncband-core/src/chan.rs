@@ -22,7 +22,6 @@
 //! The facade discharges this with `&mut self` on single-side endpoints.
 
 use std::fmt;
-use std::mem::ManuallyDrop;
 use std::pin::pin;
 use std::time::Instant;
 
@@ -34,7 +33,6 @@ use crate::error::{
 };
 use crate::future::{Recv, Reserve, Send as SendFuture};
 use crate::park::{Backoff, block_on};
-use crate::slot::is_large;
 use crate::storage::{PopError, PushError, Storage};
 use crate::sync::{Arc, AtomicUsize, Ordering};
 use crate::wait::{Queue, WaitSet};
@@ -73,6 +71,10 @@ pub struct Chan<S: Storage> {
     waiters: CachePadded<Waiters<S>>,
     senders: CachePadded<AtomicUsize>,
     receivers: AtomicUsize,
+    /// Weak senders and weak receivers: counted for the queries only, they
+    /// keep nothing open.
+    weak_senders: AtomicUsize,
+    weak_receivers: AtomicUsize,
 }
 
 impl<S: Storage> fmt::Debug for Chan<S> {
@@ -86,16 +88,9 @@ impl<S: Storage> fmt::Debug for Chan<S> {
             .field("closed", &self.storage.is_closed())
             .field("senders", &self.sender_count())
             .field("receivers", &self.receiver_count())
+            .field("weak_senders", &self.weak_sender_count())
+            .field("weak_receivers", &self.weak_receiver_count())
             .finish()
-    }
-}
-
-/// Counts `n` notifications down as a wait set hands them out.
-fn exactly(mut n: usize) -> impl FnMut(usize) -> usize {
-    move |want| {
-        let take = want.min(n);
-        n -= take;
-        take
     }
 }
 
@@ -112,6 +107,8 @@ impl<S: Storage> Chan<S> {
             }),
             senders: CachePadded::new(AtomicUsize::new(1)),
             receivers: AtomicUsize::new(1),
+            weak_senders: AtomicUsize::new(0),
+            weak_receivers: AtomicUsize::new(0),
         })
     }
 
@@ -136,7 +133,7 @@ impl<S: Storage> Chan<S> {
     #[inline]
     pub(crate) fn notify_receivers(&self) {
         if self.waiters.rx.is_waiting() {
-            self.waiters.rx.grant(exactly(1), |_| ());
+            self.waiters.rx.notify(1);
         }
     }
 
@@ -169,7 +166,7 @@ impl<S: Storage> Chan<S> {
     /// next waiting receivers.
     pub(crate) fn pass_notifications(&self, units: usize) {
         if units > 0 {
-            self.waiters.rx.grant(exactly(units), |_| ());
+            self.waiters.rx.notify(units);
         }
     }
 
@@ -190,9 +187,18 @@ impl<S: Storage> Chan<S> {
     }
 
     /// Gives back `units` of capacity a sender held and passes them on.
-    pub fn return_units(&self, units: usize) {
+    ///
+    /// # Safety
+    ///
+    /// The caller holds `units` units of this channel (reserved with
+    /// [`Chan::try_reserve`], [`Chan::reserve_blocking`] or a
+    /// [`Reserve`] future, or granted to a waiting sender) and gives each of
+    /// them up here.
+    pub unsafe fn return_units(&self, units: usize) {
         if units > 0 {
-            self.storage.release(units);
+            // SAFETY: the caller holds `units` units (this function's
+            // `# Safety`).
+            unsafe { self.storage.release(units) };
             self.grant_senders();
         }
     }
@@ -303,6 +309,8 @@ impl<S: Storage> Chan<S> {
     /// Single-consumer contract (module docs).
     #[inline]
     pub(crate) unsafe fn popped(&self) {
+        // A waker that unwinds out of the grant skips the count below once;
+        // it only decides when the fence goes back to plain stores.
         self.notify_senders();
         // SAFETY: `after_pop` needs the single-consumer contract, which this
         // function's caller upholds (its `# Safety`).
@@ -310,9 +318,10 @@ impl<S: Storage> Chan<S> {
     }
 
     /// Takes the value `front` found, releases its place and notifies
-    /// ([`Chan::popped`]): the receive of a small value, held in registers.
-    /// A large one goes through [`Chan::popped_guard`] instead (see
-    /// [`Popped`]).
+    /// ([`Chan::popped`]). The value is held in a local until it is
+    /// returned: if a waker panics while the freed place is granted, the
+    /// unwind drops the value (once), where a value already moved into the
+    /// caller's return place would be neither delivered nor dropped.
     ///
     /// # Safety
     ///
@@ -330,28 +339,19 @@ impl<S: Storage> Chan<S> {
         value
     }
 
-    /// Holds the value `front` found until the guard drops; see [`Popped`].
-    ///
-    /// # Safety
-    ///
-    /// Single-consumer contract (module docs), until the guard drops;
-    /// `front` came from this channel's storage.
-    #[inline]
-    pub(crate) unsafe fn popped_guard(&self, front: S::Front) -> Popped<'_, S> {
-        Popped {
-            chan: self,
-            front: ManuallyDrop::new(front),
-        }
-    }
-
     /// Receives the next value if one is ready.
+    ///
+    /// A value whose send completed before this call is found: when the
+    /// next position is claimed by a producer that is still writing it (a
+    /// few instructions, no user code), the receive waits the write out,
+    /// spinning and then yielding, rather than report the channel empty
+    /// with a completed value behind it.
     ///
     /// # Errors
     ///
-    /// [`TryRecvError::Empty`] when no value is ready (also when the next
-    /// value is still being written after a short spin), and
-    /// [`TryRecvError::Disconnected`] when the channel is closed and every
-    /// value sent before the close was received.
+    /// [`TryRecvError::Empty`] when no value is ready and no write is in
+    /// flight, and [`TryRecvError::Disconnected`] when the channel is closed
+    /// and every value sent before the close was received.
     ///
     /// # Safety
     ///
@@ -359,7 +359,7 @@ impl<S: Storage> Chan<S> {
     #[inline(always)]
     #[allow(
         clippy::inline_always,
-        reason = "as `Chan::try_send_unchecked`: a ready path, a call per message out of line"
+        reason = "a ready path: out of line it costs a call per message"
     )]
     pub unsafe fn try_recv(&self) -> Result<S::Item, TryRecvError> {
         let mut spins = 0;
@@ -367,15 +367,8 @@ impl<S: Storage> Chan<S> {
             // SAFETY: forwarded from the caller.
             match unsafe { self.storage.front() } {
                 Ok(mut front) => {
-                    if is_large::<S::Item>() {
-                        // SAFETY: forwarded from the caller (single consumer).
-                        let mut popped = unsafe { self.popped_guard(front) };
-                        // SAFETY: taken once; `popped` releases it afterwards.
-                        return Ok(unsafe { popped.take() });
-                    }
-                    // `Chan::take_popped`, spelled out: this shape of the
-                    // arm ran the one-thread SPSC try pair 5 to 10 % faster
-                    // (alternating A/B, same instruction count; code layout).
+                    // `Chan::take_popped`, spelled out: this shape of the arm
+                    // lays out the one-thread ready path best.
                     // SAFETY: forwarded from the caller (single consumer);
                     // taken once, then released.
                     let value = unsafe { self.storage.take_front(&mut front) };
@@ -389,13 +382,16 @@ impl<S: Storage> Chan<S> {
                 Err(PopError::Empty) => return Err(TryRecvError::Empty),
                 Err(PopError::Closed) => return Err(TryRecvError::Disconnected),
                 Err(PopError::Busy) => {
-                    // A producer is writing the next value: give it a moment
-                    // rather than report a value missing that is in flight.
+                    // A producer claimed the next position and is writing
+                    // it: the write ends without waiting on anything, so
+                    // wait it out (yielding, in case its thread was
+                    // preempted) instead of reporting a value missing.
                     spins += 1;
-                    if spins > crate::sync::BUSY_TRY_SPINS {
-                        return Err(TryRecvError::Empty);
+                    if spins <= crate::sync::BUSY_TRY_SPINS {
+                        crate::sync::spin_hint();
+                    } else {
+                        crate::sync::thread::yield_now();
                     }
-                    crate::sync::spin_hint();
                 }
             }
         }
@@ -556,7 +552,7 @@ impl<S: Storage> Chan<S> {
         }
         drop(backoff);
         // SAFETY: forwarded from the caller.
-        let future = pin!(unsafe { Recv::new(self) });
+        let future = pin!(unsafe { Recv::parked(self) });
         match block_on(future, deadline, Backoff::new) {
             Some(Ok(value)) => Ok(value),
             Some(Err(RecvError)) => Err(RecvTimeoutError::Disconnected),
@@ -641,6 +637,51 @@ impl<S: Storage> Chan<S> {
         self.receivers.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Counts one more receiver if any is left (upgrading a weak receiver):
+    /// once the last receiver is gone the channel is closed and drained,
+    /// and stays so.
+    pub fn try_add_receiver(&self) -> bool {
+        // ORDERING: as in `try_add_sender`: the compare-exchange is AcqRel,
+        // ordered against the last receiver's drop.
+        let mut count = self.receivers.load(Ordering::Relaxed);
+        loop {
+            if count == 0 {
+                return false;
+            }
+            match self.receivers.compare_exchange_weak(
+                count,
+                count + 1,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(current) => count = current,
+            }
+        }
+    }
+
+    /// Live weak senders.
+    pub fn weak_sender_count(&self) -> usize {
+        // ORDERING: Relaxed; a query.
+        self.weak_senders.load(Ordering::Relaxed)
+    }
+
+    /// Live weak receivers.
+    pub fn weak_receiver_count(&self) -> usize {
+        // ORDERING: Relaxed; a query.
+        self.weak_receivers.load(Ordering::Relaxed)
+    }
+
+    /// Counts a weak sender coming (`true`) or going (`false`).
+    pub fn count_weak_sender(&self, coming: bool) {
+        count(&self.weak_senders, coming);
+    }
+
+    /// Counts a weak receiver coming (`true`) or going (`false`).
+    pub fn count_weak_receiver(&self, coming: bool) {
+        count(&self.weak_receivers, coming);
+    }
+
     /// A sender goes away; the last one closes the channel.
     ///
     /// # Safety
@@ -696,6 +737,18 @@ where
     pub fn try_send(&self, value: S::Item) -> Result<(), TrySendError<S::Item>> {
         // SAFETY: many producers may push concurrently.
         unsafe { self.try_send_unchecked(value) }
+    }
+}
+
+/// Counts one more or one fewer in a count that is only queried.
+fn count(counter: &AtomicUsize, coming: bool) {
+    // ORDERING: Relaxed; nothing is published through these counts. A count
+    // going below zero (more going than came) wraps to a large number: a
+    // wrong answer to a query, nothing else.
+    if coming {
+        counter.fetch_add(1, Ordering::Relaxed);
+    } else {
+        counter.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -775,50 +828,6 @@ impl<S: Storage> Chan<S> {
             Some(Ok(())) => Ok(()),
             Some(Err(SendError(()))) => Err(SendTimeoutError::Disconnected(())),
             None => Err(SendTimeoutError::Timeout(())),
-        }
-    }
-}
-
-/// A popped value's place, held between [`Storage::front`] and
-/// [`Storage::release_front`]: dropping the guard releases the place and
-/// wakes a sender waiting for it ([`Chan::popped`]).
-///
-/// A receive builds its result from [`Popped::take`] while the guard is
-/// alive, typically as its return expression, and the guard drops after.
-/// The value then goes from the slot straight into the result: a value
-/// held across the wake, which is opaque to the optimiser, is copied once
-/// out of the slot and once more into the result (measured: two `memcpy`
-/// calls per 1 KiB message where one does).
-pub(crate) struct Popped<'a, S: Storage> {
-    chan: &'a Chan<S>,
-    front: ManuallyDrop<S::Front>,
-}
-
-impl<S: Storage> Popped<'_, S> {
-    /// Moves the value out.
-    ///
-    /// # Safety
-    ///
-    /// Called exactly once before the guard drops.
-    #[inline]
-    pub(crate) unsafe fn take(&mut self) -> S::Item {
-        // SAFETY: the front came from this storage (`Chan::popped_guard`) and
-        // is taken once (our caller's contract).
-        unsafe { self.chan.storage.take_front(&mut self.front) }
-    }
-}
-
-impl<S: Storage> Drop for Popped<'_, S> {
-    #[inline]
-    fn drop(&mut self) {
-        // SAFETY: the front is moved out only here, once.
-        let front = unsafe { ManuallyDrop::take(&mut self.front) };
-        // SAFETY: taken from exactly once (`Popped::take`'s contract); the
-        // single-consumer contract holds until we drop
-        // (`Chan::popped_guard`).
-        unsafe {
-            self.chan.storage.release_front(front);
-            self.chan.popped();
         }
     }
 }

@@ -48,7 +48,7 @@ use std::ptr;
 
 use crossbeam_utils::CachePadded;
 
-use crate::arity::Arity;
+use crate::arity::{Arity, Topology};
 use crate::boundary::Boundary;
 use crate::slot::{Slot, Stamp, is_large, readable};
 use crate::storage::{PopError, PushError, Storage, drop_each};
@@ -99,15 +99,24 @@ struct Block<T, S> {
 }
 
 impl<T, S: Stamp> Block<T, S> {
+    /// A new block, on the heap: built in place, so that no block (for a
+    /// large payload, megabytes) and no slot is ever on the stack.
     #[allow(
         clippy::unnecessary_box_returns,
         reason = "every caller wants the block on the heap (`Box::into_raw`); boxing here keeps it that way"
     )]
     fn new() -> Box<Self> {
-        Box::new(Self {
-            slots: std::array::from_fn(|_| Slot::new(0)),
-            next: AtomicPtr::new(ptr::null_mut()),
-        })
+        let mut block = Box::<Self>::new_uninit();
+        let this = block.as_mut_ptr();
+        for i in 0..BLOCK {
+            // SAFETY: `this` is a fresh allocation for a block, so slot `i`
+            // is valid, aligned and holds nothing yet.
+            unsafe { Slot::init(&raw mut (*this).slots[i], 0) };
+        }
+        // SAFETY: as above, for the link.
+        unsafe { (&raw mut (*this).next).write(AtomicPtr::new(ptr::null_mut())) };
+        // SAFETY: every slot and the link were initialised above.
+        unsafe { block.assume_init() }
     }
 }
 
@@ -228,7 +237,10 @@ struct End<T, S> {
 ///     assert_eq!(list.try_pop(), Err(PopError::Empty));
 /// }
 /// ```
-pub struct List<T, P: Arity, C: Arity> {
+pub struct List<T, P: Arity, C: Arity>
+where
+    (P, C): Topology,
+{
     tail: CachePadded<End<T, P::Stamp>>,
     head: CachePadded<End<T, P::Stamp>>,
     boundary: CachePadded<Boundary>,
@@ -241,11 +253,14 @@ pub struct List<T, P: Arity, C: Arity> {
 // SAFETY: values move between threads through the list, so `T: Send` is
 // required and sufficient; shared cells are guarded by the protocol in the
 // module docs.
-unsafe impl<T: Send, P: Arity, C: Arity> Send for List<T, P, C> {}
+unsafe impl<T: Send, P: Arity, C: Arity> Send for List<T, P, C> where (P, C): Topology {}
 // SAFETY: as for `Send`.
-unsafe impl<T: Send, P: Arity, C: Arity> Sync for List<T, P, C> {}
+unsafe impl<T: Send, P: Arity, C: Arity> Sync for List<T, P, C> where (P, C): Topology {}
 
-impl<T, P: Arity, C: Arity> List<T, P, C> {
+impl<T, P: Arity, C: Arity> List<T, P, C>
+where
+    (P, C): Topology,
+{
     /// The producers' index.
     #[inline]
     fn tail_index(word: u64) -> u64 {
@@ -604,7 +619,10 @@ impl<T, P: Arity, C: Arity> List<T, P, C> {
 // SAFETY: see the module docs; every claimed index is written once and read
 // once, indices grow per producer, claims before CLOSED (or the boundary) are
 // drained, and the condition changes waiters wait for are SeqCst.
-unsafe impl<T, P: Arity, C: Arity> Storage for List<T, P, C> {
+unsafe impl<T, P: Arity, C: Arity> Storage for List<T, P, C>
+where
+    (P, C): Topology,
+{
     type Item = T;
     type Front = ListFront<T, P::Stamp>;
     type Senders = P;
@@ -838,7 +856,7 @@ unsafe impl<T, P: Arity, C: Arity> Storage for List<T, P, C> {
         })
     }
 
-    fn release(&self, _n: usize) {}
+    unsafe fn release(&self, _n: usize) {}
 
     fn set_waiting(&self, _waiting: bool) {}
 
@@ -848,7 +866,10 @@ unsafe impl<T, P: Arity, C: Arity> Storage for List<T, P, C> {
     }
 }
 
-impl<T, P: Arity, C: Arity> List<T, P, C> {
+impl<T, P: Arity, C: Arity> List<T, P, C>
+where
+    (P, C): Topology,
+{
     /// The last consumer's step: the next value still queued (waiting out a
     /// push in flight), with the head moved past it.
     ///
@@ -867,7 +888,10 @@ impl<T, P: Arity, C: Arity> List<T, P, C> {
     }
 }
 
-impl<T, P: Arity, C: Arity> Drop for List<T, P, C> {
+impl<T, P: Arity, C: Arity> Drop for List<T, P, C>
+where
+    (P, C): Topology,
+{
     fn drop(&mut self) {
         // Every endpoint is gone, so nothing is in flight: drop the values
         // (blocks the head leaves go to the pool), then the blocks left.
@@ -886,7 +910,10 @@ impl<T, P: Arity, C: Arity> Drop for List<T, P, C> {
     }
 }
 
-impl<T, P: Arity, C: Arity> std::fmt::Debug for List<T, P, C> {
+impl<T, P: Arity, C: Arity> std::fmt::Debug for List<T, P, C>
+where
+    (P, C): Topology,
+{
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("List").finish_non_exhaustive()
     }
@@ -898,7 +925,10 @@ mod tests {
     use crate::arity::{Many, One};
     use std::sync::Arc;
 
-    fn in_order<P: Arity, C: Arity>(n: u64) {
+    fn in_order<P: Arity, C: Arity>(n: u64)
+    where
+        (P, C): Topology,
+    {
         let list = Arc::new(List::<u64, P, C>::new());
         let producer = {
             let list = Arc::clone(&list);
@@ -973,7 +1003,10 @@ mod tests {
         assert_eq!(Arc::strong_count(&live), 1);
     }
 
-    fn close_keeps_what_was_sent<P: Arity, C: Arity>() {
+    fn close_keeps_what_was_sent<P: Arity, C: Arity>()
+    where
+        (P, C): Topology,
+    {
         let list = List::<u8, P, C>::new();
         // SAFETY: single-threaded.
         unsafe {

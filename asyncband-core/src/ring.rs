@@ -71,7 +71,7 @@ use std::marker::PhantomData;
 
 use crossbeam_utils::CachePadded;
 
-use crate::arity::Arity;
+use crate::arity::{Arity, Topology};
 use crate::boundary::Boundary;
 use crate::slot::{Slot, Stamp, is_large, readable, writable};
 use crate::storage::{Capacity, PopError, PushError, Storage, drop_each};
@@ -103,7 +103,10 @@ pub const MAX_CAPACITY: usize = 1 << 20;
 ///     assert_eq!(ring.try_pop(), Err(PopError::Empty));
 /// }
 /// ```
-pub struct Ring<T, const CAP: usize, P: Arity, C: Arity> {
+pub struct Ring<T, const CAP: usize, P: Arity, C: Arity>
+where
+    (P, C): Topology,
+{
     /// Written by producers.
     tail: CachePadded<TailSide>,
     /// Written by consumers.
@@ -252,11 +255,20 @@ enum Lap {
 // SAFETY: values move between threads through the ring, so `T: Send` is
 // required and sufficient; every shared cell is guarded by the protocol in
 // the module docs.
-unsafe impl<T: Send, const CAP: usize, P: Arity, C: Arity> Send for Ring<T, CAP, P, C> {}
+unsafe impl<T: Send, const CAP: usize, P: Arity, C: Arity> Send for Ring<T, CAP, P, C> where
+    (P, C): Topology
+{
+}
 // SAFETY: as for `Send`; `&Ring` only ever moves values, never shares them.
-unsafe impl<T: Send, const CAP: usize, P: Arity, C: Arity> Sync for Ring<T, CAP, P, C> {}
+unsafe impl<T: Send, const CAP: usize, P: Arity, C: Arity> Sync for Ring<T, CAP, P, C> where
+    (P, C): Topology
+{
+}
 
-impl<T, const CAP: usize, P: Arity, C: Arity> Ring<T, CAP, P, C> {
+impl<T, const CAP: usize, P: Arity, C: Arity> Ring<T, CAP, P, C>
+where
+    (P, C): Topology,
+{
     /// The facade rejects a bad `CAP` at compile time with a message that
     /// says what is allowed; here a bad one only has to stay harmless until
     /// `new` refuses it, so nothing below may overflow.
@@ -559,7 +571,10 @@ fn publish(index: &AtomicU64, value: u64, fenced: bool) {
 // most once (one claim per position) and at least once (claims before CLOSED
 // are drained), each producer's values take increasing positions, and the
 // condition changes waiters wait for are SeqCst operations.
-unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P, C> {
+unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P, C>
+where
+    (P, C): Topology,
+{
     type Item = T;
     type Front = RingFront<T, P::Stamp>;
     type Senders = P;
@@ -577,10 +592,10 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
         let mut slots = Box::<[Slot<T, P::Stamp>; CAP]>::new_uninit();
         let first = slots.as_mut_ptr().cast::<Slot<T, P::Stamp>>();
         for (i, pos) in (0..Self::CAP64).enumerate() {
-            // SAFETY: `i < CAP`, inside the allocation; each slot is written
-            // once, in place (no `[Slot; CAP]` on the stack, which a large
-            // ring would overflow).
-            unsafe { first.add(i).write(Slot::new(writable(pos))) };
+            // SAFETY: `i < CAP`, inside the allocation; each slot is
+            // initialised once, in place (no `[Slot; CAP]`, nor even one
+            // slot, on the stack, which a large ring would overflow).
+            unsafe { Slot::init(first.add(i), writable(pos)) };
         }
         // SAFETY: every one of the `CAP` slots was initialised above.
         let slots = unsafe { slots.assume_init() };
@@ -1010,7 +1025,9 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
             };
             // ORDERING: Release hands the tail to the next latch holder.
             self.producer.latch.store_at(false, Ordering::Release);
-            self.release(1);
+            // SAFETY: the caller held one unit; the push consumed it or,
+            // refused, gives it back here.
+            unsafe { self.release(1) };
             // SAFETY: a refused push leaves the value in place.
             return result.map_err(|()| unsafe { value.unwrap_unchecked() });
         }
@@ -1018,7 +1035,8 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
         let mut word = self.tail.word.load(Ordering::Relaxed);
         loop {
             if word & Self::CLOSED != 0 {
-                self.release(1);
+                // SAFETY: the caller's held unit, given back with the value.
+                unsafe { self.release(1) };
                 return Err(value);
             }
             match self.cas_tail(word, word + Self::ONE_POS - Self::ONE_R) {
@@ -1032,7 +1050,7 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
         }
     }
 
-    fn release(&self, n: usize) {
+    unsafe fn release(&self, n: usize) {
         if n == 0 {
             return;
         }
@@ -1079,7 +1097,10 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P,
     }
 }
 
-impl<T, const CAP: usize, P: Arity, C: Arity> Ring<T, CAP, P, C> {
+impl<T, const CAP: usize, P: Arity, C: Arity> Ring<T, CAP, P, C>
+where
+    (P, C): Topology,
+{
     /// The last consumer's step: the next value still queued, with the head
     /// already moved past it; waits for a push that claimed its position
     /// before the close.
@@ -1129,7 +1150,10 @@ impl<T, const CAP: usize, P: Arity, C: Arity> Ring<T, CAP, P, C> {
 
 // SAFETY: the accounting invariant is kept by checking the slot of position
 // `pos + R + n - 1` before every claim or reservation, all in the claim word.
-unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Capacity for Ring<T, CAP, P, C> {
+unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Capacity for Ring<T, CAP, P, C>
+where
+    (P, C): Topology,
+{
     const CAP: usize = CAP;
 
     #[allow(
@@ -1146,7 +1170,10 @@ unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Capacity for Ring<T, CAP, P
     }
 }
 
-impl<T, const CAP: usize, P: Arity, C: Arity> Drop for Ring<T, CAP, P, C> {
+impl<T, const CAP: usize, P: Arity, C: Arity> Drop for Ring<T, CAP, P, C>
+where
+    (P, C): Topology,
+{
     fn drop(&mut self) {
         // SAFETY: `&mut self`: every endpoint is gone, so there is no other
         // consumer and no push in flight.
@@ -1154,7 +1181,10 @@ impl<T, const CAP: usize, P: Arity, C: Arity> Drop for Ring<T, CAP, P, C> {
     }
 }
 
-impl<T, const CAP: usize, P: Arity, C: Arity> std::fmt::Debug for Ring<T, CAP, P, C> {
+impl<T, const CAP: usize, P: Arity, C: Arity> std::fmt::Debug for Ring<T, CAP, P, C>
+where
+    (P, C): Topology,
+{
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // ORDERING: SeqCst; a diagnostic snapshot as current as any query.
         let word = self.tail.word.load_sc();
@@ -1181,7 +1211,10 @@ mod tests {
     use std::sync::Arc;
 
     /// Pushes on one thread and pops on another, checking order.
-    fn threaded<const CAP: usize, P: Arity, C: Arity>(n: u64) {
+    fn threaded<const CAP: usize, P: Arity, C: Arity>(n: u64)
+    where
+        (P, C): Topology,
+    {
         let ring = Arc::new(Ring::<u64, CAP, P, C>::new());
         let producer = {
             let ring = Arc::clone(&ring);
@@ -1220,7 +1253,10 @@ mod tests {
         threaded::<2, Many, Many>(n);
     }
 
-    fn fills_to_exactly_cap<P: Arity, C: Arity>() {
+    fn fills_to_exactly_cap<P: Arity, C: Arity>()
+    where
+        (P, C): Topology,
+    {
         let ring = Ring::<String, 4, P, C>::new();
         // SAFETY: single-threaded.
         unsafe {
@@ -1246,7 +1282,10 @@ mod tests {
         fills_to_exactly_cap::<Many, Many>();
     }
 
-    fn units_count_against_capacity<P: Arity, C: Arity>() {
+    fn units_count_against_capacity<P: Arity, C: Arity>()
+    where
+        (P, C): Topology,
+    {
         let ring = Ring::<u8, 4, P, C>::new();
         // SAFETY: single-threaded.
         unsafe {
@@ -1274,7 +1313,10 @@ mod tests {
 
     /// A send while units are held checks the slot `R` positions ahead of
     /// the one it claims; it must still write the claimed one, on every lap.
-    fn sends_past_held_units_write_their_own_slot<C: Arity>() {
+    fn sends_past_held_units_write_their_own_slot<C: Arity>()
+    where
+        (Many, C): Topology,
+    {
         let ring = Ring::<u64, 4, Many, C>::new();
         // SAFETY: single-threaded.
         unsafe {
@@ -1318,7 +1360,10 @@ mod tests {
         assert_eq!(ring.len(), 2);
     }
 
-    fn may_grant_only_while_a_unit_is_free<C: Arity>() {
+    fn may_grant_only_while_a_unit_is_free<C: Arity>()
+    where
+        (Many, C): Topology,
+    {
         let ring = Ring::<u8, 2, Many, C>::new();
         assert!(ring.may_grant());
         // SAFETY: single-threaded.
@@ -1346,7 +1391,10 @@ mod tests {
         may_grant_only_while_a_unit_is_free::<Many>();
     }
 
-    fn close_keeps_what_was_sent<P: Arity, C: Arity>() {
+    fn close_keeps_what_was_sent<P: Arity, C: Arity>()
+    where
+        (P, C): Topology,
+    {
         let ring = Ring::<u8, 4, P, C>::new();
         // SAFETY: single-threaded.
         unsafe {
@@ -1386,7 +1434,10 @@ mod tests {
         assert_eq!(Arc::strong_count(&live), 1);
     }
 
-    fn push_from_moves_only_what_fits<P: Arity>() {
+    fn push_from_moves_only_what_fits<P: Arity>()
+    where
+        (P, One): Topology,
+    {
         let live = Arc::new(());
         {
             let ring = Ring::<Arc<()>, 1, P, One>::new();

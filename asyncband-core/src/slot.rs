@@ -126,10 +126,34 @@ pub(crate) struct Slot<T, S> {
 }
 
 impl<T, S: Stamp> Slot<T, S> {
-    pub(crate) fn new(stamp: u64) -> Self {
+    #[cfg(asyncband_loom)]
+    fn new(stamp: u64) -> Self {
         Self {
             stamp: S::new(stamp),
             value: UnsafeCell::new(MaybeUninit::uninit()),
+        }
+    }
+
+    /// Makes the memory at `slot` an empty slot stamped `stamp`, writing
+    /// only the stamp: no `T`-sized temporary is built on the stack, which
+    /// a large payload would overflow in a debug build.
+    ///
+    /// # Safety
+    ///
+    /// `slot` is valid for writes and aligned, and holds no live slot.
+    pub(crate) unsafe fn init(slot: *mut Self, stamp: u64) {
+        #[cfg(not(asyncband_loom))]
+        {
+            // SAFETY: valid and aligned (the caller's contract). The value
+            // cell is left as it is: any bytes are a valid empty
+            // `UnsafeCell<MaybeUninit<T>>`, which has no state of its own.
+            unsafe { (&raw mut (*slot).stamp).write(S::new(stamp)) };
+        }
+        #[cfg(asyncband_loom)]
+        {
+            // SAFETY: as above. loom's cell tracks accesses in state of its
+            // own, so it is built whole (loom's payloads are small).
+            unsafe { slot.write(Self::new(stamp)) };
         }
     }
 

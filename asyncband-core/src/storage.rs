@@ -282,7 +282,13 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     /// Returns `n` held units (a `SeqCst` operation: freeing capacity is a
     /// condition change waiting senders pair with). Unbounded storage holds
     /// no units and has nothing to return.
-    fn release(&self, n: usize);
+    ///
+    /// # Safety
+    ///
+    /// The caller holds `n` units (from [`Storage::try_acquire`] or
+    /// [`Storage::grant`]) and gives up each of them here: returning a unit
+    /// nobody holds would let a producer overwrite a queued value.
+    unsafe fn release(&self, n: usize);
 
     /// Marks senders as queued (true) or not; while marked, `try_push` and
     /// `try_acquire` report `Full`, so newcomers cannot take capacity that
