@@ -10,6 +10,9 @@
 //! - Every kind of permit (`Permit`, `Permits`, `OwnedPermit`) is `Send`
 //!   when `T: Send`, and not otherwise.
 //! - Every public type is `Debug` without `T: Debug`.
+//! - Endpoints, weak endpoints, permits and futures are `UnwindSafe` and
+//!   `RefUnwindSafe` (a send future when its value is): the channel keeps
+//!   its invariants across an unwind.
 //!
 //! The checks run when this file compiles; the one test below only gives the
 //! target something to run.
@@ -17,6 +20,7 @@
 use std::cell::Cell;
 use std::error::Error;
 use std::fmt::{Debug, Display};
+use std::panic::{RefUnwindSafe, UnwindSafe};
 use std::rc::Rc;
 
 use asyncband::error::{
@@ -68,6 +72,14 @@ macro_rules! every_flavour {
         assert_not_impl_any!(RecvFuture<'static, F<Local>>: Send, Unpin);
         assert_not_impl_any!(RecvManyFuture<'static, F<Local>>: Send, Unpin);
         assert_not_impl_any!(ClosedFuture<'static, F<Local>>: Send, Unpin);
+
+        // Unwind safety, whatever the payload (a send future holds one).
+        assert_impl_all!(Sender<F<SendOnly>>: UnwindSafe, RefUnwindSafe);
+        assert_impl_all!(Receiver<F<SendOnly>>: UnwindSafe, RefUnwindSafe);
+        assert_impl_all!(RecvFuture<'static, F<SendOnly>>: UnwindSafe, RefUnwindSafe);
+        assert_impl_all!(ClosedFuture<'static, F<SendOnly>>: UnwindSafe, RefUnwindSafe);
+        assert_impl_all!(SendFuture<'static, F<u8>>: UnwindSafe, RefUnwindSafe);
+        assert_not_impl_any!(SendFuture<'static, F<&'static mut u8>>: UnwindSafe);
     };
 }
 
@@ -89,6 +101,11 @@ macro_rules! bounded {
         assert_impl_all!(Permits<'static, F<SendOnly>>: Send);
         assert_not_impl_any!(Permit<'static, F<Local>>: Send, Sync);
         assert_not_impl_any!(Permits<'static, F<Local>>: Send, Sync);
+
+        assert_impl_all!(Permit<'static, F<SendOnly>>: UnwindSafe, RefUnwindSafe);
+        assert_impl_all!(Permits<'static, F<SendOnly>>: UnwindSafe, RefUnwindSafe);
+        assert_impl_all!(ReserveFuture<'static, F<SendOnly>>: UnwindSafe, RefUnwindSafe);
+        assert_impl_all!(ReserveManyFuture<'static, F<SendOnly>>: UnwindSafe, RefUnwindSafe);
     };
 }
 
@@ -99,6 +116,17 @@ macro_rules! many_senders {
         assert_impl_all!(WeakSender<F<SendOnly>>: Send, Sync);
         assert_not_impl_any!(WeakSender<F<Local>>: Send, Sync);
         assert_impl_all!(Sender<F<Opaque>>: Clone);
+        assert_impl_all!(WeakSender<F<SendOnly>>: UnwindSafe, RefUnwindSafe);
+    };
+}
+
+/// Weak receivers, of the flavours with cloneable receivers.
+macro_rules! many_receivers {
+    () => {
+        assert_impl_all!(WeakReceiver<F<Opaque>>: Send, Sync, Unpin, Clone, Debug);
+        assert_impl_all!(WeakReceiver<F<SendOnly>>: Send, Sync, UnwindSafe, RefUnwindSafe);
+        assert_not_impl_any!(WeakReceiver<F<Local>>: Send, Sync);
+        assert_impl_all!(Receiver<F<Opaque>>: Clone);
     };
 }
 
@@ -112,6 +140,8 @@ macro_rules! many_senders_bounded {
         assert_impl_all!(ReserveOwnedFuture<F<SendOnly>>: Send);
         assert_not_impl_any!(ReserveOwnedFuture<F<u8>>: Unpin);
         assert_not_impl_any!(ReserveOwnedFuture<F<Local>>: Send, Unpin);
+        assert_impl_all!(OwnedPermit<F<SendOnly>>: UnwindSafe, RefUnwindSafe);
+        assert_impl_all!(ReserveOwnedFuture<F<SendOnly>>: UnwindSafe, RefUnwindSafe);
     };
 }
 
@@ -157,21 +187,25 @@ mod mpsc_unbounded {
 
 mod mpmc_bounded {
     use super::*;
-    use asyncband::mpmc::{OwnedPermit, Permit, Permits, Receiver, Sender, WeakSender};
+    use asyncband::mpmc::{
+        OwnedPermit, Permit, Permits, Receiver, Sender, WeakReceiver, WeakSender,
+    };
     type F<T> = asyncband::mpmc::Bounded<T, 4>;
     every_flavour!();
     bounded!();
     many_senders!();
+    many_receivers!();
     many_senders_bounded!();
     assert_impl_all!(Receiver<F<Opaque>>: Clone);
 }
 
 mod mpmc_unbounded {
     use super::*;
-    use asyncband::mpmc::{Receiver, Sender, WeakSender};
+    use asyncband::mpmc::{Receiver, Sender, WeakReceiver, WeakSender};
     type F<T> = asyncband::mpmc::Unbounded<T>;
     every_flavour!();
     many_senders!();
+    many_receivers!();
     assert_impl_all!(Receiver<F<Opaque>>: Clone);
 }
 

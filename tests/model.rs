@@ -117,10 +117,11 @@ impl Model {
         if n > cap {
             // Could never succeed: an error at once, never a wait.
             Sent::Full
+        } else if self.is_closed() {
+            // Also for zero units: a closed channel has room for nothing.
+            Sent::Disconnected
         } else if n == 0 {
             Sent::Ok
-        } else if self.is_closed() {
-            Sent::Disconnected
         } else if self.queue.len() + self.held + n > cap {
             Sent::Full
         } else {

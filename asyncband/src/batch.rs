@@ -34,11 +34,44 @@ pub(crate) unsafe fn drain_into<S: Storage>(
 /// How many units a batch asks for at most in one step.
 const BATCH: usize = 64;
 
+/// Units of capacity a batch holds while it pulls values from the caller's
+/// iterator: whatever is not used, also when `Iterator::next` unwinds, goes
+/// back to the channel when the guard drops.
+struct Held<'a, S: Storage> {
+    chan: &'a Chan<S>,
+    units: usize,
+}
+
+impl<S: Storage> Held<'_, S> {
+    /// Pushes `value` through one of the held units.
+    ///
+    /// # Safety
+    ///
+    /// The producer-side contract of [`Chan`] (see [`send_from`]).
+    unsafe fn push(&mut self, value: S::Item) -> Result<(), SendError<S::Item>> {
+        debug_assert!(self.units > 0, "a push needs a held unit");
+        self.units -= 1;
+        // SAFETY: the unit taken from `units` just above is held (the guard
+        // is made only with units its maker reserved); the producer-side
+        // contract is the caller's.
+        unsafe { self.chan.push_reserved(value) }
+    }
+}
+
+impl<S: Storage> Drop for Held<'_, S> {
+    fn drop(&mut self) {
+        // SAFETY: `units` counts units reserved for this guard and not yet
+        // consumed by `push`.
+        unsafe { self.chan.return_units(self.units) };
+    }
+}
+
 /// Sends values from `values` while capacity allows, reserving the
 /// capacity for up to [`BATCH`] of them in one step and pulling a value from
 /// the iterator only once its slot is reserved, so none is lost. Returns how
 /// many were sent and whether the iterator ran dry; an error holds the value
-/// in hand when the channel turned out to be closed.
+/// in hand when the channel turned out to be closed. If the iterator
+/// panics, the units reserved for the values it did not yield go back.
 ///
 /// # Safety
 ///
@@ -66,22 +99,16 @@ pub(crate) unsafe fn send_from<S: Storage>(
                 }
             }
         };
-        let mut used = 0;
-        while used < units {
+        let mut held = Held { chan, units };
+        while held.units > 0 {
             let Some(value) = values.next() else {
-                chan.return_units(units - used);
-                return Ok((sent + used, true));
+                return Ok((sent, true));
             };
-            used += 1;
-            // SAFETY: one of the reserved units is ours; the producer-side
-            // contract is forwarded from the caller (and pushes through
-            // units may race with each other).
-            if let Err(SendError(value)) = unsafe { chan.push_reserved(value) } {
-                chan.return_units(units - used);
-                return Err(SendError(value));
-            }
+            // SAFETY: forwarded from the caller (pushes through units may
+            // race with each other).
+            unsafe { held.push(value) }?;
+            sent += 1;
         }
-        sent += used;
     }
 }
 
@@ -112,12 +139,13 @@ pub(crate) async unsafe fn send_all<S: Storage>(
                 None => Ok(sent),
             };
         }
+        // The reservation above granted one unit.
+        let mut held = Held { chan, units: 1 };
         let Some(value) = values.next() else {
-            chan.return_units(1);
             return Ok(sent);
         };
-        // SAFETY: the reservation above holds one unit; as above.
-        unsafe { chan.push_reserved(value) }?;
+        // SAFETY: as above.
+        unsafe { held.push(value) }?;
         sent += 1;
     }
 }

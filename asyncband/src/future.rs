@@ -239,7 +239,12 @@ impl<'a, F: Flavour<Storage: Capacity>> Future for ReserveManyFuture<'a, F> {
         let this = unsafe { self.get_unchecked_mut() };
         let (chan, n) = (this.chan, this.n);
         if n == 0 {
-            return Poll::Ready(Ok(Permits::new(chan, 0)));
+            // Nothing to wait for, but a closed channel is still an error.
+            return Poll::Ready(if chan.is_closed() {
+                Err(SendError(()))
+            } else {
+                Ok(Permits::new(chan, 0))
+            });
         }
         // SAFETY: as above.
         match unsafe { Pin::new_unchecked(&mut this.inner) }.as_pin_mut() {
@@ -267,12 +272,17 @@ impl<F: Flavour<Senders = Many, Storage: Capacity>> Future for ReserveOwnedFutur
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // SAFETY: `inner` is structurally pinned; `sender` is not.
         let this = unsafe { self.get_unchecked_mut() };
+        // Checked before the reservation is polled: polled again after it
+        // completed, it would take a unit with no sender left to hold it.
+        assert!(
+            this.sender.is_some(),
+            "`ReserveOwnedFuture` polled after completion"
+        );
         // SAFETY: as above.
         let result = std::task::ready!(unsafe { Pin::new_unchecked(&mut this.inner) }.poll(cx));
-        let sender = this
-            .sender
-            .take()
-            .expect("`ReserveOwnedFuture` polled after completion");
+        let Some(sender) = this.sender.take() else {
+            unreachable!("checked above")
+        };
         Poll::Ready(match result {
             Ok(()) => Ok(OwnedPermit::new(sender)),
             Err(SendError(())) => Err(SendError(sender)),

@@ -118,6 +118,7 @@ mod permit;
 mod single;
 #[cfg(feature = "stream")]
 mod stream;
+mod unwind;
 
 pub use flavour::Flavour;
 

@@ -42,7 +42,7 @@ use asyncband_core::ring::Ring;
 use crate::check;
 use crate::flavour::{Flavour, Sealed};
 
-pub use crate::multi::{Receiver, Sender, WeakSender};
+pub use crate::multi::{Receiver, Sender, WeakReceiver, WeakSender};
 pub use crate::permit::{OwnedPermit, Permit, Permits};
 
 /// A bounded MPMC channel of `CAP` slots (a power of two, at most 2^20)

@@ -96,6 +96,28 @@ pub struct Receiver<F: Flavour<Receivers = Many>> {
     pub(crate) stream: StreamWait<RxNode<F::Storage>>,
 }
 
+/// A receiver that does not keep the channel open;
+/// [`upgrade`](Self::upgrade) it to receive. Once every receiver is gone the
+/// channel is closed and its queued values dropped, and no weak receiver
+/// can upgrade any more.
+///
+/// # Examples
+///
+/// ```
+/// use asyncband::mpmc;
+///
+/// let (tx, rx) = mpmc::bounded::<u8, 2>();
+/// let weak = rx.downgrade();
+/// tx.try_send(1).unwrap();
+/// assert_eq!(weak.upgrade().unwrap().try_recv(), Ok(1));
+/// drop(rx);
+/// assert!(weak.upgrade().is_none());
+/// assert!(tx.is_closed());
+/// ```
+pub struct WeakReceiver<F: Flavour<Receivers = Many>> {
+    chan: Arc<Chan<F::Storage>>,
+}
+
 impl<F: Flavour<Senders = Many>> Sender<F> {
     pub(crate) fn new(chan: Arc<Chan<F::Storage>>) -> Self {
         Self { chan }
@@ -466,6 +488,43 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
         Arc::ptr_eq(&self.chan, &other.chan)
     }
 
+    /// Live senders: the same as [`sender_count`](Self::sender_count), by
+    /// tokio's name.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpsc;
+    ///
+    /// let (tx, _rx) = mpsc::unbounded::<u8>();
+    /// let tx2 = tx.clone();
+    /// assert_eq!(tx.strong_count(), 2);
+    /// drop(tx2);
+    /// assert_eq!(tx.strong_count(), 1);
+    /// ```
+    #[must_use]
+    pub fn strong_count(&self) -> usize {
+        self.chan.sender_count()
+    }
+
+    /// Live weak senders of this channel.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpsc;
+    ///
+    /// let (tx, _rx) = mpsc::unbounded::<u8>();
+    /// let weak = tx.downgrade();
+    /// assert_eq!(tx.weak_count(), 1);
+    /// drop(weak);
+    /// assert_eq!(tx.weak_count(), 0);
+    /// ```
+    #[must_use]
+    pub fn weak_count(&self) -> usize {
+        self.chan.weak_sender_count()
+    }
+
     /// A [`WeakSender`] to this channel, which does not keep it open.
     ///
     /// # Examples
@@ -482,9 +541,7 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
     /// ```
     #[must_use]
     pub fn downgrade(&self) -> WeakSender<F> {
-        WeakSender {
-            chan: Arc::clone(&self.chan),
-        }
+        WeakSender::new(Arc::clone(&self.chan))
     }
 }
 
@@ -608,14 +665,8 @@ impl<F: Flavour<Senders = Many, Storage: Capacity>> Sender<F> {
     /// assert!(tx.try_reserve_many(5).is_err());
     /// ```
     pub fn try_reserve_many(&self, n: usize) -> Result<Permits<'_, F>, TrySendError<()>> {
-        if n > <F::Storage as Capacity>::CAP {
-            return Err(TrySendError::Full(()));
-        }
-        if n > 0 {
-            // SAFETY: many producers may reserve concurrently.
-            unsafe { self.chan.try_reserve(n) }?;
-        }
-        Ok(Permits::new(&self.chan, n))
+        // SAFETY: many producers may reserve concurrently.
+        unsafe { Permits::try_reserve(&self.chan, n) }
     }
 
     /// Reserves `n` slots at once, waiting in line for them.
@@ -727,6 +778,48 @@ impl<F: Flavour<Senders = Many>> fmt::Debug for Sender<F> {
 }
 
 impl<F: Flavour<Senders = Many>> WeakSender<F> {
+    fn new(chan: Arc<Chan<F::Storage>>) -> Self {
+        chan.count_weak_sender(true);
+        Self { chan }
+    }
+
+    /// Live senders of this channel (weak ones do not count).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpsc;
+    ///
+    /// let (tx, _rx) = mpsc::unbounded::<u8>();
+    /// let weak = tx.downgrade();
+    /// assert_eq!(weak.strong_count(), 1);
+    /// drop(tx);
+    /// assert_eq!(weak.strong_count(), 0);
+    /// ```
+    #[must_use]
+    pub fn strong_count(&self) -> usize {
+        self.chan.sender_count()
+    }
+
+    /// Live weak senders of this channel, this one included.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpsc;
+    ///
+    /// let (tx, _rx) = mpsc::unbounded::<u8>();
+    /// let weak = tx.downgrade();
+    /// let weak2 = weak.clone();
+    /// assert_eq!(weak.weak_count(), 2);
+    /// drop(weak2);
+    /// assert_eq!(weak.weak_count(), 1);
+    /// ```
+    #[must_use]
+    pub fn weak_count(&self) -> usize {
+        self.chan.weak_sender_count()
+    }
+
     /// A sender, if any sender is still alive.
     ///
     /// # Examples
@@ -750,9 +843,13 @@ impl<F: Flavour<Senders = Many>> WeakSender<F> {
 
 impl<F: Flavour<Senders = Many>> Clone for WeakSender<F> {
     fn clone(&self) -> Self {
-        Self {
-            chan: Arc::clone(&self.chan),
-        }
+        Self::new(Arc::clone(&self.chan))
+    }
+}
+
+impl<F: Flavour<Senders = Many>> Drop for WeakSender<F> {
+    fn drop(&mut self) {
+        self.chan.count_weak_sender(false);
     }
 }
 
@@ -1132,6 +1229,104 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
     #[must_use]
     pub fn same_channel(&self, other: &Self) -> bool {
         Arc::ptr_eq(&self.chan, &other.chan)
+    }
+
+    /// A [`WeakReceiver`] to this channel, which does not keep it open.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpmc;
+    ///
+    /// let (tx, rx) = mpmc::unbounded::<u8>();
+    /// let weak = rx.downgrade();
+    /// drop(rx);
+    /// assert!(tx.try_send(1).is_err(), "the weak receiver kept nothing open");
+    /// assert!(weak.upgrade().is_none());
+    /// ```
+    #[must_use]
+    pub fn downgrade(&self) -> WeakReceiver<F> {
+        WeakReceiver::new(Arc::clone(&self.chan))
+    }
+}
+
+impl<F: Flavour<Receivers = Many>> WeakReceiver<F> {
+    fn new(chan: Arc<Chan<F::Storage>>) -> Self {
+        chan.count_weak_receiver(true);
+        Self { chan }
+    }
+
+    /// A receiver, if any receiver is still alive.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpmc;
+    ///
+    /// let (_tx, rx) = mpmc::unbounded::<u8>();
+    /// let weak = rx.downgrade();
+    /// let rx2 = weak.upgrade().unwrap();
+    /// assert_eq!(rx.receiver_count(), 2);
+    /// drop((rx, rx2));
+    /// assert!(weak.upgrade().is_none());
+    /// ```
+    #[must_use]
+    pub fn upgrade(&self) -> Option<Receiver<F>> {
+        self.chan
+            .try_add_receiver()
+            .then(|| Receiver::new(Arc::clone(&self.chan)))
+    }
+
+    /// Live receivers of this channel (weak ones do not count).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpmc;
+    ///
+    /// let (_tx, rx) = mpmc::unbounded::<u8>();
+    /// let weak = rx.downgrade();
+    /// assert_eq!(weak.strong_count(), 1);
+    /// ```
+    #[must_use]
+    pub fn strong_count(&self) -> usize {
+        self.chan.receiver_count()
+    }
+
+    /// Live weak receivers of this channel, this one included.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpmc;
+    ///
+    /// let (_tx, rx) = mpmc::unbounded::<u8>();
+    /// let weak = rx.downgrade();
+    /// assert_eq!(weak.weak_count(), 1);
+    /// ```
+    #[must_use]
+    pub fn weak_count(&self) -> usize {
+        self.chan.weak_receiver_count()
+    }
+}
+
+impl<F: Flavour<Receivers = Many>> Clone for WeakReceiver<F> {
+    fn clone(&self) -> Self {
+        Self::new(Arc::clone(&self.chan))
+    }
+}
+
+impl<F: Flavour<Receivers = Many>> Drop for WeakReceiver<F> {
+    fn drop(&mut self) {
+        self.chan.count_weak_receiver(false);
+    }
+}
+
+impl<F: Flavour<Receivers = Many>> fmt::Debug for WeakReceiver<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WeakReceiver")
+            .field("chan", &*self.chan)
+            .finish()
     }
 }
 

@@ -16,7 +16,7 @@ use asyncband_core::arity::Many;
 use asyncband_core::chan::Chan;
 use asyncband_core::storage::Capacity;
 
-use crate::error::SendError;
+use crate::error::{SendError, TrySendError};
 use crate::flavour::Flavour;
 use crate::multi::Sender;
 
@@ -73,7 +73,9 @@ impl<'a, F: Flavour<Storage: Capacity>> Permit<'a, F> {
 
 impl<F: Flavour<Storage: Capacity>> Drop for Permit<'_, F> {
     fn drop(&mut self) {
-        self.chan.return_units(1);
+        // SAFETY: the permit holds one unit (`send` consumes the permit
+        // without this drop).
+        unsafe { self.chan.return_units(1) };
     }
 }
 
@@ -106,6 +108,31 @@ pub struct Permits<'a, F: Flavour<Storage: Capacity>> {
 impl<'a, F: Flavour<Storage: Capacity>> Permits<'a, F> {
     pub(crate) fn new(chan: &'a Chan<F::Storage>, n: usize) -> Self {
         Self { chan, remaining: n }
+    }
+
+    /// Reserves `n` units now, for both senders' `try_reserve_many`. Zero
+    /// units always fit, but a closed channel is an error all the same.
+    ///
+    /// # Safety
+    ///
+    /// The producer-side contract of [`Chan`]: on a single-producer channel
+    /// the caller holds the sender exclusively.
+    pub(crate) unsafe fn try_reserve(
+        chan: &'a Chan<F::Storage>,
+        n: usize,
+    ) -> Result<Self, TrySendError<()>> {
+        if n > <F::Storage as Capacity>::CAP {
+            return Err(TrySendError::Full(()));
+        }
+        if n == 0 {
+            if chan.is_closed() {
+                return Err(TrySendError::Disconnected(()));
+            }
+        } else {
+            // SAFETY: forwarded from the caller.
+            unsafe { chan.try_reserve(n) }?;
+        }
+        Ok(Self::new(chan, n))
     }
 
     /// Slots not handed out yet.
@@ -159,7 +186,9 @@ impl<F: Flavour<Storage: Capacity>> ExactSizeIterator for Permits<'_, F> {}
 
 impl<F: Flavour<Storage: Capacity>> Drop for Permits<'_, F> {
     fn drop(&mut self) {
-        self.chan.return_units(self.remaining);
+        // SAFETY: `remaining` units are held: each permit handed out by
+        // `next` took one with it.
+        unsafe { self.chan.return_units(self.remaining) };
     }
 }
 
@@ -243,16 +272,20 @@ impl<F: Flavour<Senders = Many, Storage: Capacity>> OwnedPermit<F> {
     #[must_use = "the sender is handed back; drop the permit instead if it is not needed"]
     pub fn release(self) -> Sender<F> {
         let sender = self.into_sender();
-        sender.chan.return_units(1);
+        // SAFETY: the permit held one unit; `into_sender` skipped its Drop.
+        unsafe { sender.chan.return_units(1) };
         sender
     }
 }
 
 impl<F: Flavour<Senders = Many, Storage: Capacity>> Drop for OwnedPermit<F> {
     fn drop(&mut self) {
-        self.sender.chan.return_units(1);
-        // SAFETY: dropped exactly once, here; `into_sender` skips this Drop.
-        unsafe { ManuallyDrop::drop(&mut self.sender) };
+        // SAFETY: taken exactly once, here; `into_sender` skips this Drop.
+        // Taken first, so that the sender is dropped even if a waker unwinds
+        // out of the grant below.
+        let sender = unsafe { ManuallyDrop::take(&mut self.sender) };
+        // SAFETY: the permit holds one unit.
+        unsafe { sender.chan.return_units(1) };
     }
 }
 

@@ -586,14 +586,8 @@ impl<F: Flavour<Senders = One, Storage: Capacity>> Sender<F> {
     /// assert_eq!(rx.try_recv(), Ok(0));
     /// ```
     pub fn try_reserve_many(&mut self, n: usize) -> Result<Permits<'_, F>, TrySendError<()>> {
-        if n > <F::Storage as Capacity>::CAP {
-            return Err(TrySendError::Full(()));
-        }
-        if n > 0 {
-            // SAFETY: `&mut self` on the only sender.
-            unsafe { self.chan.try_reserve(n) }?;
-        }
-        Ok(Permits::new(&self.chan, n))
+        // SAFETY: `&mut self` on the only sender.
+        unsafe { Permits::try_reserve(&self.chan, n) }
     }
 
     /// Reserves `n` slots at once, waiting in line for them.

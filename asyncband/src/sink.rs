@@ -126,7 +126,8 @@ impl<Tx: SinkSender> SenderSink<Tx> {
         self.waiting = None;
         if std::mem::take(&mut self.held) {
             if let Some(tx) = &self.tx {
-                tx.chan().return_units(1);
+                // SAFETY: `held` said the sink holds one unit.
+                unsafe { tx.chan().return_units(1) };
             }
         }
     }

@@ -1,0 +1,64 @@
+//! Unwind safety of endpoints, permits and futures.
+//!
+//! A panic that unwinds through a channel operation leaves the channel
+//! consistent: every place where user code runs while the channel holds
+//! something for the caller gives it back on unwind.
+//!
+//! - `Iterator::next` inside `send_many` / `try_send_many`: the units
+//!   reserved for values not yet pulled are returned by a guard.
+//! - `Waker::wake` when a receive, a returned permit or a close wakes
+//!   waiters: every waiter handed units or a notification is woken even if
+//!   an earlier waker panics, and the first panic propagates afterwards. A
+//!   receive whose wake panics drops the value it had taken (it was neither
+//!   delivered nor leaked); the slot it freed is granted as usual.
+//! - `Waker::clone` and `Waker::drop` while a waiter registers: no lock or
+//!   busy flag stays taken (`wait::Cell` releases its slot, `wait::Queue`'s
+//!   list is consistent at every point where user code runs under its lock).
+//! - `T::drop` while the last receiver drains: the rest are still dropped
+//!   and every waiter is woken.
+//!
+//! So the endpoints, permits and futures are `UnwindSafe` and
+//! `RefUnwindSafe`, as tokio's are: observing one after a caught panic shows
+//! a channel that keeps every guarantee. (A send future holds its value, so
+//! it is unwind-safe when the value is.)
+
+use std::panic::{RefUnwindSafe, UnwindSafe};
+
+use asyncband_core::arity::{Many, One};
+use asyncband_core::storage::Capacity;
+
+use crate::flavour::Flavour;
+use crate::future::{
+    ClosedFuture, RecvFuture, ReserveFuture, ReserveManyFuture, ReserveOwnedFuture, SendFuture,
+};
+use crate::multi::{self, WeakReceiver, WeakSender};
+use crate::permit::{OwnedPermit, Permit, Permits};
+use crate::single;
+
+/// Implements both traits for each listed type, under the given bounds.
+macro_rules! unwind_safe {
+    ($( [$($bounds:tt)*] $ty:ty ;)*) => {
+        $(
+            impl<$($bounds)*> UnwindSafe for $ty {}
+            impl<$($bounds)*> RefUnwindSafe for $ty {}
+        )*
+    };
+}
+
+unwind_safe! {
+    [F: Flavour<Senders = One>] single::Sender<F>;
+    [F: Flavour<Receivers = One>] single::Receiver<F>;
+    [F: Flavour<Senders = Many>] multi::Sender<F>;
+    [F: Flavour<Receivers = Many>] multi::Receiver<F>;
+    [F: Flavour<Senders = Many>] WeakSender<F>;
+    [F: Flavour<Receivers = Many>] WeakReceiver<F>;
+    ['a, F: Flavour<Storage: Capacity>] Permit<'a, F>;
+    ['a, F: Flavour<Storage: Capacity>] Permits<'a, F>;
+    [F: Flavour<Senders = Many, Storage: Capacity>] OwnedPermit<F>;
+    ['a, F: Flavour<Item: UnwindSafe>] SendFuture<'a, F>;
+    ['a, F: Flavour] RecvFuture<'a, F>;
+    ['a, F: Flavour<Storage: Capacity>] ReserveFuture<'a, F>;
+    ['a, F: Flavour<Storage: Capacity>] ReserveManyFuture<'a, F>;
+    [F: Flavour<Senders = Many, Storage: Capacity>] ReserveOwnedFuture<F>;
+    ['a, F: Flavour] ClosedFuture<'a, F>;
+}

@@ -1,0 +1,361 @@
+//! Misuse that safe Rust allows loses nothing: an iterator that panics in
+//! the middle of a batch, a future polled again after it completed, a
+//! receive future leaked with `mem::forget` or a stream's `next()` dropped
+//! while registered, a waker that panics in `wake`. Each scenario holds the
+//! channel to its guarantees afterwards: capacity is all there, no value is
+//! lost or dropped twice, no waiter is stranded, and the next operations
+//! work.
+//!
+//! Written once per group of flavours, instantiated at the bottom; `F<T>` is
+//! the flavour with payload `T` and `topology` its module.
+
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::{Pin, pin};
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use asyncband_tests::{Ledger, Tracked, WakeCounter, silence_planned_panics, within};
+use futures::executor::block_on;
+
+/// Long enough for a spawned receiver to park.
+const SETTLE: Duration = Duration::from_millis(50);
+/// A deadline a woken receiver meets easily and a stranded one does not.
+const PROMPTLY: Duration = Duration::from_secs(5);
+/// How long a stranded receiver would sleep: far past `PROMPTLY`.
+const STRANDED: Duration = Duration::from_secs(30);
+
+/// Yields `ok` values, then panics (its size hint asks for a whole batch).
+struct PanicsAfter {
+    ok: u32,
+    hint: usize,
+}
+
+impl Iterator for PanicsAfter {
+    type Item = u32;
+
+    fn next(&mut self) -> Option<u32> {
+        assert!(self.ok > 0, "an iterator that panics in the middle of a batch");
+        self.ok -= 1;
+        Some(self.ok)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.hint, None)
+    }
+}
+
+/// A waker whose `wake` panics once, then counts like a [`WakeCounter`].
+struct PanicsOnWake {
+    armed: std::sync::atomic::AtomicBool,
+}
+
+impl Wake for PanicsOnWake {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        let armed = self.armed.swap(false, std::sync::atomic::Ordering::SeqCst);
+        assert!(!armed, "a waker that panics in `wake`");
+    }
+}
+
+fn panicking_waker() -> Waker {
+    Waker::from(Arc::new(PanicsOnWake {
+        armed: std::sync::atomic::AtomicBool::new(true),
+    }))
+}
+
+/// Polls `future` once with `waker`.
+fn poll_with<F: Future + ?Sized>(future: Pin<&mut F>, waker: &Waker) -> Poll<F::Output> {
+    future.poll(&mut Context::from_waker(waker))
+}
+
+/// A large payload that records its drops (the receive path of a value
+/// over a few hundred bytes differs from that of a small one).
+struct Large {
+    tracked: Tracked,
+    _bulk: [u8; 2048],
+}
+
+macro_rules! bounded {
+    () => {
+        #[test]
+        fn a_panicking_iterator_in_try_send_many_gives_back_every_unit_it_took() {
+            silence_planned_panics();
+            #[allow(unused_mut)]
+            let (mut tx, mut rx) = F::<u32>::channel();
+            let mut values = PanicsAfter { ok: 1, hint: 4 };
+            let unwound = catch_unwind(AssertUnwindSafe(|| tx.try_send_many(&mut values)));
+            assert!(unwound.is_err(), "the iterator's panic propagates");
+            assert_eq!(tx.len(), 1, "the value before the panic was sent");
+            assert!(
+                !tx.is_full(),
+                "the units of the values never pulled are back"
+            );
+            for v in 10..13 {
+                tx.try_send(v).unwrap();
+            }
+            assert!(tx.is_full(), "all four slots are usable again");
+            assert_eq!(rx.try_iter().collect::<Vec<_>>(), [0, 10, 11, 12]);
+        }
+
+        #[test]
+        fn a_panicking_iterator_in_send_many_gives_back_every_unit_it_took() {
+            silence_planned_panics();
+            #[allow(unused_mut)]
+            let (mut tx, mut rx) = F::<u32>::channel();
+            // Fill the ring so that the batch also waits for a slot, then
+            // panics after the reservation that ended the wait.
+            for v in 0..4 {
+                tx.try_send(v).unwrap();
+            }
+            let mut values = PanicsAfter { ok: 0, hint: 4 };
+            let unwound = catch_unwind(AssertUnwindSafe(|| {
+                let mut send = pin!(tx.send_many(&mut values));
+                let counter = WakeCounter::new();
+                assert!(counter.poll(send.as_mut()).is_pending());
+                assert_eq!(rx.try_recv(), Ok(0));
+                let _ = counter.poll(send.as_mut());
+            }));
+            assert!(unwound.is_err(), "the iterator's panic propagates");
+            assert_eq!(tx.len(), 3);
+            tx.try_send(4).unwrap();
+            assert!(tx.is_full(), "the slot granted to the batch is back");
+            assert_eq!(rx.try_iter().collect::<Vec<_>>(), [1, 2, 3, 4]);
+
+            // The same with room: the batch reserves four and pulls one.
+            let mut values = PanicsAfter { ok: 1, hint: 4 };
+            let unwound = catch_unwind(AssertUnwindSafe(|| block_on(tx.send_many(&mut values))));
+            assert!(unwound.is_err());
+            for v in 10..13 {
+                tx.try_send(v).unwrap();
+            }
+            assert!(tx.is_full());
+            assert_eq!(rx.try_iter().collect::<Vec<_>>(), [0, 10, 11, 12]);
+        }
+
+        #[test]
+        fn a_reservation_polled_again_after_it_completed_holds_only_its_permits() {
+            #[allow(unused_mut)]
+            let (mut tx, mut rx) = F::<u32>::channel();
+            {
+                let mut reserve = pin!(tx.reserve());
+                let counter = WakeCounter::new();
+                let Poll::Ready(Ok(first)) = counter.poll(reserve.as_mut()) else {
+                    panic!("room for a permit");
+                };
+                // A second poll is a second reservation, with its own permit.
+                let Poll::Ready(Ok(second)) = counter.poll(reserve.as_mut()) else {
+                    panic!("room for a second permit");
+                };
+                first.send(1).unwrap();
+                drop(second);
+            }
+            assert_eq!(rx.try_recv(), Ok(1));
+            for v in 0..4 {
+                tx.try_send(v).unwrap();
+            }
+            assert!(tx.is_full(), "no unit is held by anything");
+        }
+
+        #[test]
+        fn a_send_polled_again_after_it_completed_panics_and_holds_nothing() {
+            silence_planned_panics();
+            #[allow(unused_mut)]
+            let (mut tx, mut rx) = F::<u32>::channel();
+            let unwound = catch_unwind(AssertUnwindSafe(|| {
+                let mut send = pin!(tx.send(1));
+                let counter = WakeCounter::new();
+                assert_eq!(counter.poll(send.as_mut()), Poll::Ready(Ok(())));
+                let _ = counter.poll(send.as_mut());
+            }));
+            assert!(unwound.is_err(), "a clear panic, not a second send");
+            assert_eq!(rx.try_recv(), Ok(1));
+            for v in 0..4 {
+                tx.try_send(v).unwrap();
+            }
+            assert!(tx.is_full());
+        }
+
+        #[test]
+        fn a_waker_that_panics_when_a_receive_frees_a_slot_loses_no_value() {
+            silence_planned_panics();
+            let ledger = Ledger::new();
+            #[allow(unused_mut)]
+            let (mut tx, mut rx) = F::<Large>::channel();
+            let large = |ledger: &Arc<Ledger>| Large {
+                tracked: ledger.track(),
+                _bulk: [7; 2048],
+            };
+            for _ in 0..4 {
+                assert!(tx.try_send(large(&ledger)).is_ok());
+            }
+            let waiting = large(&ledger);
+            let waiting_id = waiting.tracked.id();
+            {
+                let mut send = pin!(tx.send(waiting));
+                assert!(poll_with(send.as_mut(), &panicking_waker()).is_pending());
+                let unwound = catch_unwind(AssertUnwindSafe(|| rx.try_recv().map(|_| ())));
+                assert!(unwound.is_err(), "the waker's panic propagates");
+                assert_eq!(ledger.dropped(), 1, "the value in flight is dropped, once");
+                // The waiting sender was granted the freed slot.
+                let counter = WakeCounter::new();
+                assert!(matches!(counter.poll(send.as_mut()), Poll::Ready(Ok(()))));
+            }
+            let mut ids = Vec::new();
+            while let Ok(value) = rx.try_recv() {
+                ids.push(value.tracked.id());
+            }
+            assert_eq!(ids.len(), 4);
+            assert_eq!(
+                ids.last(),
+                Some(&waiting_id),
+                "the waiting sender's value arrived"
+            );
+            assert!(
+                tx.try_send(large(&ledger)).is_ok(),
+                "the channel still works"
+            );
+            drop((tx, rx));
+            ledger.assert_each_dropped_once();
+        }
+    };
+}
+
+macro_rules! many_senders_bounded {
+    () => {
+        #[test]
+        fn an_owned_reservation_polled_again_after_it_completed_panics_and_holds_nothing() {
+            silence_planned_panics();
+            #[allow(unused_mut)]
+            let (tx, mut rx) = topology::bounded::<u32, 1>();
+            let spare = tx.clone();
+            let unwound = catch_unwind(AssertUnwindSafe(|| {
+                let mut reserve = pin!(tx.reserve_owned());
+                let counter = WakeCounter::new();
+                let Poll::Ready(Ok(permit)) = counter.poll(reserve.as_mut()) else {
+                    panic!("room for a permit");
+                };
+                drop(permit);
+                let _ = counter.poll(reserve.as_mut());
+            }));
+            assert!(unwound.is_err(), "a clear panic");
+            spare.try_send(5).expect("the only slot is free");
+            assert_eq!(rx.try_recv(), Ok(5));
+        }
+    };
+}
+
+macro_rules! many_receivers {
+    () => {
+        /// A receiver parks in `recv_timeout` behind a registration that
+        /// will never be polled again; one send must wake it at once.
+        fn a_parked_receiver_is_woken_past(
+            register_and_abandon: impl FnOnce(&Rx<u32>) + Send + 'static,
+        ) {
+            within(move || {
+                let (tx, rx) = F::<u32>::channel();
+                let parked = rx.clone();
+                register_and_abandon(&rx);
+                let waiter = thread::spawn(move || {
+                    let start = Instant::now();
+                    (parked.recv_timeout(STRANDED), start.elapsed())
+                });
+                thread::sleep(SETTLE);
+                tx.try_send(1).unwrap();
+                let (got, waited) = waiter.join().unwrap();
+                assert_eq!(got, Ok(1));
+                assert!(
+                    waited < PROMPTLY,
+                    "woken by the send, not its deadline ({waited:?})"
+                );
+            });
+        }
+
+        #[test]
+        fn a_forgotten_recv_future_does_not_keep_a_parked_receiver_asleep() {
+            a_parked_receiver_is_woken_past(|rx| {
+                let mut recv = Box::pin(rx.recv());
+                assert!(WakeCounter::new().poll(recv.as_mut()).is_pending());
+                std::mem::forget(recv);
+            });
+        }
+
+        #[test]
+        fn a_forgotten_recv_future_does_not_keep_a_blocked_receiver_asleep() {
+            within(|| {
+                let (tx, rx) = F::<u32>::channel();
+                let blocked = rx.clone();
+                let mut recv = Box::pin(rx.recv());
+                assert!(WakeCounter::new().poll(recv.as_mut()).is_pending());
+                std::mem::forget(recv);
+                let waiter = thread::spawn(move || blocked.recv_blocking());
+                thread::sleep(SETTLE);
+                tx.try_send(1).unwrap();
+                assert_eq!(waiter.join().unwrap(), Ok(1));
+            });
+        }
+
+        #[test]
+        fn a_stream_next_dropped_while_registered_does_not_keep_a_parked_receiver_asleep() {
+            use futures::StreamExt;
+            within(|| {
+                let (tx, rx) = F::<u32>::channel();
+                let parked = rx.clone();
+                let mut stream = rx;
+                {
+                    // What `timeout(d, stream.next())` does when it fires.
+                    let mut next = pin!(stream.next());
+                    assert!(WakeCounter::new().poll(next.as_mut()).is_pending());
+                }
+                let waiter = thread::spawn(move || {
+                    let start = Instant::now();
+                    (parked.recv_timeout(STRANDED), start.elapsed())
+                });
+                thread::sleep(SETTLE);
+                tx.try_send(1).unwrap();
+                let (got, waited) = waiter.join().unwrap();
+                assert_eq!(got, Ok(1));
+                assert!(waited < PROMPTLY, "woken by the send ({waited:?})");
+                // The stream still works, and received nothing twice.
+                tx.try_send(2).unwrap();
+                assert_eq!(block_on(stream.next()), Some(2));
+            });
+        }
+    };
+}
+
+mod spsc_bounded {
+    use super::*;
+    type F<T> = asyncband::spsc::Bounded<T, 4>;
+    bounded!();
+}
+
+mod mpsc_bounded {
+    use super::*;
+    use asyncband::mpsc as topology;
+    type F<T> = asyncband::mpsc::Bounded<T, 4>;
+    bounded!();
+    many_senders_bounded!();
+}
+
+mod mpmc_bounded {
+    use super::*;
+    use asyncband::mpmc as topology;
+    type F<T> = asyncband::mpmc::Bounded<T, 4>;
+    type Rx<T> = asyncband::mpmc::Receiver<F<T>>;
+    bounded!();
+    many_senders_bounded!();
+    many_receivers!();
+}
+
+mod mpmc_unbounded {
+    use super::*;
+    type F<T> = asyncband::mpmc::Unbounded<T>;
+    type Rx<T> = asyncband::mpmc::Receiver<F<T>>;
+    many_receivers!();
+}
