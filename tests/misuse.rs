@@ -37,7 +37,10 @@ impl Iterator for PanicsAfter {
     type Item = u32;
 
     fn next(&mut self) -> Option<u32> {
-        assert!(self.ok > 0, "an iterator that panics in the middle of a batch");
+        assert!(
+            self.ok > 0,
+            "an iterator that panics in the middle of a batch"
+        );
         self.ok -= 1;
         Some(self.ok)
     }

@@ -96,7 +96,7 @@ impl<S: Storage> Chan<S> {
             // cell carries no grant, and the receiver that woke it took its
             // waker: registering first would clone a waker that the send,
             // when it then goes through, drops again (two of the three waker
-            // clones per message at capacity 1, callgrind).
+            // clones per message at capacity 1).
             // SAFETY: forwarded from the caller.
             if let Some(done) = unsafe { self.retry_send(node, registered, value) } {
                 return Poll::Ready(done);
@@ -126,7 +126,7 @@ impl<S: Storage> Chan<S> {
     #[inline(always)]
     #[allow(
         clippy::inline_always,
-        reason = "two call sites in the out-of-line waiting path; out of line it cost about 50 instructions per message at capacity 1 (callgrind)"
+        reason = "two call sites in the out-of-line waiting path, each taken once per wait at capacity 1; a call there costs more than the code it runs"
     )]
     unsafe fn retry_send(
         &self,
@@ -222,7 +222,7 @@ impl<S: Storage> Chan<S> {
     #[inline(always)]
     #[allow(
         clippy::inline_always,
-        reason = "the ready path of every receive future; out of line (with the facade's poll) a call per message cost 13 to 17 instructions and up to a fifth of the time on a tokio runtime (callgrind, divan A/B)"
+        reason = "the ready path of every receive future; out of line it costs a call per message"
     )]
     pub unsafe fn poll_recv(
         &self,
@@ -305,9 +305,8 @@ impl<S: Storage> Chan<S> {
                 }
                 // A value being written whose producer will see our flag
                 // (`Storage::NOTIFIES_BUSY`) is waited for like an empty
-                // channel: spinning on a large copy kept a tokio runtime's
-                // tasks on different workers, where every value crossed
-                // cores (`payload_1k` P = 4: twice as slow).
+                // channel: spinning on a large copy keeps a runtime's tasks
+                // on different workers, where every value crosses cores.
                 Err(PopError::Empty | PopError::Busy) => {
                     if rechecked {
                         return Poll::Pending;

@@ -271,12 +271,9 @@ where
     /// 2, 4, … up to 64 spin hints (doubling with `losses`, this claim's
     /// losses so far) before the next attempt. Producers that retry at once
     /// take the claim word's line from each other on every attempt; spaced
-    /// out, the winner finishes its claim while the line is still its own.
-    /// On the `threads` `mpsc_4to1_unbounded` bench (four producers, one
-    /// receiver, two cores) it took 0.63 of the time in 31 interleaved runs,
-    /// and from 1.48 to 0.98 × kanal in 21. The ring's claims measured
-    /// neutral with it (0.87–1.07 over five cells), so they retry at once.
-    /// Nothing under loom, where a plain retry is enough and every hint
+    /// out, the winner finishes its claim while the line is still its own
+    /// (`benches/NOTES.md` has the measurement; the ring's claims gained
+    /// nothing from it, so they retry at once). Nothing under loom, where a plain retry is enough and every hint
     /// would be a scheduling point. Cold and out of line: an uncontended
     /// claim pays nothing for it.
     #[cold]

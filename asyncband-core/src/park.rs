@@ -28,19 +28,14 @@
 //!
 //! Senders of a channel with many receivers skip the yields
 //! ([`Backoff::without_yields`]): there the receivers' waits are spread out
-//! and no single thread pays for the wakes, and yielding senders sent the
-//! `mpmc_2to2_bounded_64` bench into a mode where a sample took 3 to 4 ms
-//! instead of 0.6 (7 processes in 32 against 2 in 32 without yields;
-//! yielding receivers alone: 1 in 32).
+//! and no single thread pays for the wakes, and yielding senders give their
+//! core to each other instead of to the receivers that would free room.
 //!
 //! Senders of a channel with many senders and one receiver skip the
 //! spinning instead ([`Backoff::yields_only`]): the one thread that frees
 //! their capacity is the receiver, and a sender spinning for it holds a core
 //! the receiver may be waiting to run on, which the spinner count cannot
 //! tell (it admits one spinner per core). Yielding hands the core over.
-//! `mpsc_4to1_bounded_1024` (four blocked senders, two cores): 0.84 × the
-//! time with the spin phase, in two runs of 20 alternating processes
-//! (P(faster) 0.69 and 0.73).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -53,11 +48,9 @@ use std::time::Instant;
 
 use crate::sync::{spin_hint, thread};
 
-/// Checks in a spin phase; each is preceded by [`HINTS`] spin hints. With a
-/// `pause` of about 26 ns (measured on the 2-core AMD EPYC KVM machines this
-/// was tuned on), the phase lasts about 6 µs, a little more than a
-/// park/unpark round trip there (about 5 µs) and enough for a thread on
-/// another core to answer (a spinning round trip: 0.2 to 0.6 µs).
+/// Checks in a spin phase; each is preceded by [`HINTS`] spin hints. The
+/// phase lasts a little longer than a park/unpark round trip, and far
+/// longer than a thread on another core takes to answer a spinning one.
 const CHECKS: u32 = 128;
 /// Spin hints between two checks: short, so a value is noticed soon after it
 /// lands, and the check's own load keeps the line shared, not hammered.
@@ -68,10 +61,7 @@ const HINTS: u32 = 2;
 const FREE_CHECKS: u32 = 16;
 /// `sched_yield` calls after the spin phase (or instead of it, when every
 /// core already has a spinner), each followed by a check, before parking.
-/// Measured on the `threads` benches (2 cores, 9 interleaved runs, new ÷
-/// old): 10 yields took `mpsc_4to1_bounded_1024` to 0.42 and left the other
-/// thread cells within noise; at 200, `mpmc_2to2_bounded_64` ran 4 times
-/// slower, its waiting receivers yielding away the producers' time.
+/// A few: many more and waiting receivers yield away the producers' time.
 pub const YIELDS: u32 = 10;
 
 /// Threads currently in a spin phase, across all channels. Not a protocol

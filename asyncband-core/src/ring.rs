@@ -14,10 +14,9 @@
 //! store of its head. No read-modify-write per message on either side.
 //! Each side keeps its own position and cache on a line of its own
 //! (`ProducerSide`, `ConsumerSide`) and only ever *stores* to the word it
-//! publishes, so the other side reading that word never costs it a miss:
-//! with the position read back from the published word, the SPSC `threads`
-//! cells ran 1.2 to 1.4 times slower (the machines measured hand a line
-//! that one core reads and then writes over to the next core that reads it). The
+//! publishes, so the other side reading that word never costs it a miss (a
+//! line that one core reads and then writes migrates to the next core that
+//! reads it). The
 //! `SeqCst` stores are the notifier halves of the store-buffer race (see
 //! [`crate::wait`]): a waiting consumer re-checks the tail, a waiting
 //! producer re-checks the head. Closing goes through a
@@ -159,9 +158,9 @@ struct HeadSide {
 }
 
 /// What a single producer reads on every push, kept off the line of the
-/// tail it publishes: a consumer that reads that line takes it away (on the
-/// AMD machines measured, a line that is read and then written migrates to
-/// the reader), and the producer's next push would miss on it.
+/// tail it publishes: a consumer that reads that line takes it away (a line
+/// that is read and then written migrates to the reader), and the
+/// producer's next push would miss on it.
 struct ProducerSide {
     /// How it publishes (plain while nobody waits).
     fence: Fence,
@@ -643,7 +642,7 @@ where
     #[inline(always)]
     #[allow(
         clippy::inline_always,
-        reason = "with the value behind an `Option`, LLVM otherwise keeps the many-producer instantiations out of line: 5 to 8 more instructions per ready-path round (callgrind)"
+        reason = "with the value behind an `Option`, LLVM otherwise keeps the many-producer instantiations out of line, a call per message"
     )]
     unsafe fn try_push_from(&self, value: &mut Option<T>) -> Result<(), PushError<()>> {
         debug_assert!(value.is_some(), "a value to push");

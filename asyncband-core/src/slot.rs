@@ -92,11 +92,9 @@ impl Stamp for NoStamp {
     fn store_seq_cst(&self, _: u64) {}
 }
 
-/// Whether `T` counts as large: over 128 bytes. A receive builds a large
-/// value's result straight from its slot (`chan::Popped`), which saves a
-/// copy but costs a guard (3 to 11 % on the one-thread `u64` cells), and
-/// many producers publish a large value with a `SeqCst` stamp
-/// ([`Slot::publish`]), which costs a locked store next to the copy.
+/// Whether `T` counts as large: over 128 bytes. Many producers publish a
+/// large value with a `SeqCst` stamp ([`Slot::publish`]), which costs a
+/// locked store next to the copy, so that a receiver may sleep on it.
 #[inline]
 pub(crate) const fn is_large<T>() -> bool {
     size_of::<T>() > 128

@@ -135,14 +135,11 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
         Ok(value)
     }
 
-    /// A pop in three steps, for a caller that wants the value to land
-    /// straight in its own result: `front` finds the next value (and, with
-    /// many consumers, claims it), [`Storage::take_front`] moves it out, and
-    /// [`Storage::release_front`] frees its place for the producers.
-    /// Building the result from `take_front` before anything opaque runs (a
-    /// wake) lets the compiler copy a large value once, from the slot into
-    /// the result, where a value returned by `try_pop` and held across the
-    /// wake is copied twice (`chan::Popped`).
+    /// A pop in three steps, for a caller that acts between them: `front`
+    /// finds the next value (and, with many consumers, claims it),
+    /// [`Storage::take_front`] moves it out, and [`Storage::release_front`]
+    /// frees its place for the producers, after which the caller wakes a
+    /// sender waiting for that place.
     ///
     /// # Errors
     ///

@@ -77,6 +77,29 @@
 //! granted to a dropped future passes to the next waiter. Blocking operations
 //! with timeouts are built on the same futures.
 //!
+//! # Panics and misuse
+//!
+//! Misuse that safe Rust allows loses nothing, and a panic in user code
+//! that runs while the channel holds something for the caller gives it back
+//! (the endpoints, permits and futures are `UnwindSafe` for this reason):
+//!
+//! - an iterator that panics inside `send_many` / `try_send_many` leaves the
+//!   values before it sent and returns the capacity reserved for the rest;
+//! - a future leaked with `mem::forget` while it waits, or a stream whose
+//!   `next()` was dropped while registered, keeps no wake-up from the other
+//!   receivers: a notification handed to a waiting future also wakes the
+//!   waiter behind it, which looks for itself;
+//! - a waker that panics in `wake` does not stop the others: every waiter
+//!   that was granted capacity or a notification is woken, then the panic
+//!   propagates. If that happens inside a receive (which wakes a sender
+//!   waiting for the slot it freed), the value it had taken is dropped, not
+//!   delivered; the waiting sender's value is not lost, and the channel
+//!   works on;
+//! - polling a future again after it returned `Ready` either starts the
+//!   operation again (`recv`, `reserve`, `closed`) or panics with a message
+//!   saying so (`send`, `reserve_owned`), never holding a slot;
+//! - `mem::forget` of a permit leaks its slot of capacity, and nothing else.
+//!
 //! # Memory
 //!
 //! A bounded channel allocates its `CAP` slots once, at creation. An

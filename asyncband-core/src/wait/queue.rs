@@ -209,9 +209,8 @@ impl fmt::Debug for Queue {
 ///
 /// Only the slots below `len` hold wakers, so making a batch writes one
 /// word and dropping an empty one reads one: every grant and every close
-/// makes a batch, most of them for one waker or none. (An array of
-/// `Option<Waker>` cost about 150 instructions per batch to initialise and
-/// drop, a sixth of a waiting sender's round on a current-thread runtime.)
+/// makes a batch, most of them for one waker or none, where an array of
+/// `Option<Waker>` would be initialised and dropped whole each time.
 struct WakeBatch {
     /// Slots `woken..len` hold wakers not yet woken; the others are empty.
     wakers: [MaybeUninit<Waker>; WAKE_BATCH],
