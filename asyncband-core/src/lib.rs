@@ -51,6 +51,7 @@ pub mod ring;
 pub mod storage;
 pub mod wait;
 
+mod blocking;
 mod boundary;
 mod slot;
 mod sync;

@@ -1,0 +1,229 @@
+//! Blocking operations: a thread waits on a channel by trying, backing off
+//! (spin, yield: [`crate::park::Backoff`]), and then driving the channel's
+//! own cancel-safe future to completion with a parking waker
+//! ([`crate::park::block_on`]). Threads and tasks therefore share one wait
+//! protocol; a timeout is the future's drop.
+//!
+//! The ready path of each operation is inlined into the caller's loop; the
+//! waiting is out of line.
+
+use std::pin::pin;
+use std::time::Instant;
+
+use crate::arity::Arity;
+use crate::chan::Chan;
+use crate::error::{
+    RecvError, RecvTimeoutError, SendError, SendTimeoutError, TryRecvError, TrySendError,
+};
+use crate::future::{Recv, Reserve, Send as SendFuture};
+use crate::park::{Backoff, block_on};
+use crate::storage::Storage;
+
+impl<S: Storage> Chan<S> {
+    /// How a blocked sender waits before it parks: without the yield phase
+    /// when many receivers share the channel, without the spin phase when
+    /// many senders share one receiver, both phases with one sender (see
+    /// [`crate::park`]).
+    fn sender_backoff() -> Backoff {
+        if <S::Receivers as Arity>::MANY {
+            Backoff::without_yields()
+        } else if <S::Senders as Arity>::MANY {
+            Backoff::yields_only()
+        } else {
+            Backoff::new()
+        }
+    }
+
+    /// Sends `value`, parking the thread while the channel is full, until
+    /// `deadline` if there is one.
+    ///
+    /// # Errors
+    ///
+    /// Hands `value` back in [`SendTimeoutError::Timeout`] when `deadline`
+    /// passes before capacity is free, and in
+    /// [`SendTimeoutError::Disconnected`] when the channel is closed.
+    ///
+    /// # Safety
+    ///
+    /// Single-producer contract (module docs).
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "as `Chan::try_send_unchecked`: a ready path, a call per message out of line"
+    )]
+    pub unsafe fn send_blocking(
+        &self,
+        value: S::Item,
+        deadline: Option<Instant>,
+    ) -> Result<(), SendTimeoutError<S::Item>> {
+        // The ready path, inline in the caller's loop; waiting is out of line.
+        // SAFETY: forwarded from the caller.
+        match unsafe { self.try_send_unchecked(value) } {
+            Ok(()) => Ok(()),
+            Err(TrySendError::Disconnected(value)) => Err(SendTimeoutError::Disconnected(value)),
+            // SAFETY: forwarded from the caller.
+            Err(TrySendError::Full(value)) => unsafe {
+                self.send_blocking_waiting(value, deadline)
+            },
+        }
+    }
+
+    /// [`Chan::send_blocking`] once the channel was full: spins, yields,
+    /// then waits as a future parked on.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Chan::send_blocking`].
+    #[inline(never)]
+    unsafe fn send_blocking_waiting(
+        &self,
+        value: S::Item,
+        deadline: Option<Instant>,
+    ) -> Result<(), SendTimeoutError<S::Item>> {
+        let mut value = value;
+        let mut backoff = Self::sender_backoff();
+        // The caller has just tried: wait a little before each attempt, so
+        // the attempts are those of one loop (and loom's models no longer).
+        loop {
+            if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                return Err(SendTimeoutError::Timeout(value));
+            }
+            if !backoff.snooze() {
+                break;
+            }
+            // SAFETY: forwarded from the caller.
+            match unsafe { self.try_send_unchecked(value) } {
+                Ok(()) => return Ok(()),
+                Err(TrySendError::Disconnected(v)) => {
+                    return Err(SendTimeoutError::Disconnected(v));
+                }
+                Err(TrySendError::Full(v)) => value = v,
+            }
+        }
+        drop(backoff);
+        // SAFETY: forwarded from the caller; the future borrows `self` and
+        // is driven to completion (or dropped) before we return.
+        let mut future = pin!(unsafe { SendFuture::new(self, value) });
+        match block_on(future.as_mut(), deadline, Self::sender_backoff) {
+            Some(Ok(())) => Ok(()),
+            Some(Err(SendError(value))) => Err(SendTimeoutError::Disconnected(value)),
+            None => match future.take_value() {
+                Some(value) => Err(SendTimeoutError::Timeout(value)),
+                // Completed on its last poll after all: nothing to hand back.
+                None => Ok(()),
+            },
+        }
+    }
+
+    /// Receives a value, parking the thread while the channel is empty,
+    /// until `deadline` if there is one.
+    ///
+    /// # Errors
+    ///
+    /// [`RecvTimeoutError::Timeout`] when `deadline` passes before a value
+    /// arrives, and [`RecvTimeoutError::Disconnected`] when the channel is
+    /// closed and every value sent before the close was received.
+    ///
+    /// # Safety
+    ///
+    /// Single-consumer contract (module docs).
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "as `Chan::try_send_unchecked`: a ready path, a call per message out of line"
+    )]
+    pub unsafe fn recv_blocking(
+        &self,
+        deadline: Option<Instant>,
+    ) -> Result<S::Item, RecvTimeoutError> {
+        // The ready path, inline in the caller's loop; waiting is out of line.
+        // SAFETY: forwarded from the caller.
+        match unsafe { self.try_recv() } {
+            Ok(value) => Ok(value),
+            Err(TryRecvError::Disconnected) => Err(RecvTimeoutError::Disconnected),
+            // SAFETY: forwarded from the caller.
+            Err(TryRecvError::Empty) => unsafe { self.recv_blocking_waiting(deadline) },
+        }
+    }
+
+    /// [`Chan::recv_blocking`] once the channel was empty: spins, yields,
+    /// then waits as a future parked on.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Chan::recv_blocking`].
+    #[inline(never)]
+    unsafe fn recv_blocking_waiting(
+        &self,
+        deadline: Option<Instant>,
+    ) -> Result<S::Item, RecvTimeoutError> {
+        let mut backoff = Backoff::new();
+        // As in `send_blocking_waiting`: the caller has just tried.
+        loop {
+            if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                return Err(RecvTimeoutError::Timeout);
+            }
+            if !backoff.snooze() {
+                break;
+            }
+            // SAFETY: forwarded from the caller.
+            match unsafe { self.try_recv() } {
+                Ok(value) => return Ok(value),
+                Err(TryRecvError::Disconnected) => return Err(RecvTimeoutError::Disconnected),
+                Err(TryRecvError::Empty) => {}
+            }
+        }
+        drop(backoff);
+        // SAFETY: forwarded from the caller.
+        let future = pin!(unsafe { Recv::parked(self) });
+        match block_on(future, deadline, Backoff::new) {
+            Some(Ok(value)) => Ok(value),
+            Some(Err(RecvError)) => Err(RecvTimeoutError::Disconnected),
+            None => Err(RecvTimeoutError::Timeout),
+        }
+    }
+
+    /// Reserves `n` units (`1 <= n <= CAP`), parking the thread while the
+    /// channel is full, until `deadline` if there is one.
+    ///
+    /// # Errors
+    ///
+    /// [`SendTimeoutError::Timeout`] when `deadline` passes before `n` units
+    /// are granted, and [`SendTimeoutError::Disconnected`] when the channel
+    /// is closed.
+    ///
+    /// # Safety
+    ///
+    /// Single-producer contract (module docs).
+    pub unsafe fn reserve_blocking(
+        &self,
+        n: usize,
+        deadline: Option<Instant>,
+    ) -> Result<(), SendTimeoutError<()>> {
+        let mut backoff = Self::sender_backoff();
+        loop {
+            // SAFETY: forwarded from the caller.
+            match unsafe { self.try_reserve(n) } {
+                Ok(()) => return Ok(()),
+                Err(TrySendError::Disconnected(())) => {
+                    return Err(SendTimeoutError::Disconnected(()));
+                }
+                Err(TrySendError::Full(())) => {}
+            }
+            if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                return Err(SendTimeoutError::Timeout(()));
+            }
+            if !backoff.snooze() {
+                break;
+            }
+        }
+        drop(backoff);
+        // SAFETY: forwarded from the caller.
+        let future = pin!(unsafe { Reserve::new(self, n) });
+        match block_on(future, deadline, Self::sender_backoff) {
+            Some(Ok(())) => Ok(()),
+            Some(Err(SendError(()))) => Err(SendTimeoutError::Disconnected(())),
+            None => Err(SendTimeoutError::Timeout(())),
+        }
+    }
+}
