@@ -486,7 +486,7 @@ fn report(entries: &mut [Entry], options: &Options) {
         std::env::var("ASYNCBAND_MEMBARRIER").unwrap_or_default()
     );
     println!(
-        "# {} messages per entry and round, {} rounds, capacity {CAP}, one message every {} µs in all; bursts of {BURST} every {} ms",
+        "# {} messages per entry and round, {} round(s), capacity {CAP}, one message every {} µs in all; bursts of {BURST} every {} ms",
         options.messages,
         options.rounds,
         PERIOD.as_micros(),
