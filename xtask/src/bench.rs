@@ -2,7 +2,8 @@
 //! writes `benches/RESULTS.md` and `benches/ratios.svg`.
 //!
 //! The suite is two bench binaries of `asyncband-benches`: `channels` (divan,
-//! cells 1 to 6) and `memory` (an allocation counter, cell 7). This task
+//! cells 1 to 6) and `memory` (an allocation counter, cell 7), and the
+//! `latency` example (cell 8, see [`latency`]). This task
 //! builds them once, lists the divan entries, and then, run after run, runs
 //! each entry in its own process, cell by cell, rotating the order of the
 //! implementations within a cell from one run to the next so that none is
@@ -31,14 +32,16 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+mod latency;
+
 const USAGE: &str = "usage: cargo x bench-report [quick] [--runs N] [--repeats N] [--sample-count N] [--filter TEXT]...
 
   quick             one run, 5 samples per entry: checks that every cell runs (numbers are rough)
   --runs N          runs of the whole suite (default 5; quick: 1)
   --repeats N       processes per entry and run for cells that run in under 2 s (default 3; quick: 1)
   --sample-count N  divan samples per entry, overriding the benches' own counts (quick: 5)
-  --filter TEXT     only entries whose path contains TEXT (repeatable); skips the memory cell
-                    unless TEXT matches `memory`
+  --filter TEXT     only entries whose path contains TEXT (repeatable); skips the memory and
+                    latency cells unless TEXT matches `memory` or `latency`
 
 Writes benches/RESULTS.md and benches/ratios.svg. Run it on an idle machine: a figure
 taken while something else runs is noise.";
@@ -63,10 +66,15 @@ pub fn report(args: &[String]) -> Result<(), String> {
     let options = Options::parse(args)?;
     let root = workspace_root();
     let binaries = build(&root)?;
+    let latency_binary = if options.wants_latency() {
+        Some(latency::build(&root)?)
+    } else {
+        None
+    };
     let started = Instant::now();
     let mut cells = list_cells(&binaries.channels, &options.filters)?;
     let entries: usize = cells.iter().map(|cell| cell.entries.len()).sum();
-    if entries == 0 && !options.wants_memory() {
+    if entries == 0 && !options.wants_memory() && !options.wants_latency() {
         return Err("no benchmark matches the filters".into());
     }
 
@@ -117,13 +125,21 @@ pub fn report(args: &[String]) -> Result<(), String> {
     } else {
         None
     };
+    let latency = match &latency_binary {
+        Some(binary) => Some(latency::measure(
+            binary,
+            options.latency_messages(),
+            options.runs,
+        )?),
+        None => None,
+    };
 
     let stamp = Stamp::take(&root, &options, started.elapsed().as_secs());
     let summary: Vec<Summary> = cells
         .iter()
         .filter_map(|cell| Summary::of(cell, &cells))
         .collect();
-    let results = render_results(&stamp, &cells, &summary, memory.as_ref());
+    let results = render_results(&stamp, &cells, &summary, memory.as_ref(), latency.as_ref());
     let chart = render_chart(&summary, &stamp);
     let results_path = root.join("benches/RESULTS.md");
     let chart_path = root.join("benches/ratios.svg");
@@ -198,6 +214,20 @@ impl Options {
                 .filters
                 .iter()
                 .any(|filter| "memory".contains(filter.as_str()))
+    }
+
+    fn wants_latency(&self) -> bool {
+        self.filters.is_empty()
+            || self
+                .filters
+                .iter()
+                .any(|filter| "latency".contains(filter.as_str()))
+    }
+
+    /// Messages per implementation and round of the latency cells: 80 ms of
+    /// pacing each, 40 ms (two bursts) in a quick run.
+    fn latency_messages(&self) -> usize {
+        if self.quick { 2_000 } else { 4_000 }
     }
 }
 
@@ -852,6 +882,7 @@ fn render_results(
     cells: &[Cell],
     summary: &[Summary],
     memory: Option<&Memory>,
+    latency: Option<&latency::Latency>,
 ) -> String {
     let mut out = String::new();
     let w = &mut out;
@@ -994,6 +1025,9 @@ fn render_results(
 
     if let Some(memory) = memory {
         render_memory(w, memory);
+    }
+    if let Some(latency) = latency {
+        latency::render(w, latency);
     }
     out
 }

@@ -66,7 +66,34 @@
 //! Where `membarrier` is not available (another OS, a seccomp filter,
 //! Miri, loom) the mode is `FENCED` forever and this module costs one
 //! relaxed load per publish.
+//!
+//! # Running without the barrier
+//!
+//! The system call interrupts every CPU that is running a thread of the
+//! process, including threads pinned to isolated cores that have nothing
+//! to do with the channel. A program that cannot afford that jitter can
+//! turn the barrier off; every fence is then `FENCED` forever, exactly as
+//! where the kernel lacks the call: a single endpoint publishes with a
+//! `SeqCst` store, a waiter never makes a system call, and the process
+//! never registers for `membarrier` at all. Two switches, either enough:
+//!
+//! - at build time, the `no-membarrier` cargo feature (of `asyncband`,
+//!   which forwards it to `asyncband-core`). Features are additive, so this
+//!   one only ever removes the barrier: any crate in the build that enables
+//!   it turns the barrier off for the whole program;
+//! - at start time, the environment variable `ASYNCBAND_MEMBARRIER=off`
+//!   (any ASCII case). It is read once per process, at the first moment a
+//!   fence could go plain: when a single endpoint of any channel first ends
+//!   a fenced stretch (at the earliest its [`FENCED_AT_FIRST`]th publish,
+//!   all of them with nobody waiting), or earlier if [`membarrier_in_use`]
+//!   is called. Set it in the environment the process starts with; a change
+//!   after that moment has no effect. Any other value, or none, leaves the
+//!   barrier on where the kernel offers it.
+//!
+//! [`membarrier_calls`] counts the system calls the process has made, for
+//! benchmarks that report them per message.
 
+use self::membarrier::Membarrier;
 use crate::sync::{AtomicUsize, Ordering, SeqCst, UnsafeCell};
 
 const PLAIN: usize = 0;
@@ -188,6 +215,23 @@ impl Fence {
         waiting: impl Fn() -> bool,
         position: impl FnOnce() -> u64,
     ) {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.fenced_publish_through(membarrier::process, waiting, position) }
+    }
+
+    /// [`Fence::fenced_publish`], deciding whether the fence may go plain
+    /// with `barrier()`, asked only when a stretch runs out.
+    ///
+    /// # Safety
+    ///
+    /// Single publisher.
+    #[inline]
+    unsafe fn fenced_publish_through<'b>(
+        &self,
+        barrier: impl FnOnce() -> &'b Membarrier,
+        waiting: impl Fn() -> bool,
+        position: impl FnOnce() -> u64,
+    ) {
         // ORDERING: Relaxed; only the publisher itself moves the mode away
         // from `FENCED`, so its own view of that is current.
         if self.mode.load(Ordering::Relaxed) != FENCED {
@@ -209,17 +253,18 @@ impl Fence {
         };
         if expired {
             // SAFETY: forwarded from the caller.
-            unsafe { self.go_plain(waiting, position()) };
+            unsafe { self.go_plain(barrier(), waiting, position()) };
         }
     }
 
-    /// A fenced stretch ran out with nobody waiting: back to plain stores.
+    /// A fenced stretch ran out with nobody waiting: back to plain stores,
+    /// if `barrier` may be used.
     ///
     /// # Safety
     ///
     /// Single publisher.
     #[cold]
-    unsafe fn go_plain(&self, waiting: impl Fn() -> bool, position: u64) {
+    unsafe fn go_plain(&self, barrier: &Membarrier, waiting: impl Fn() -> bool, position: u64) {
         // SAFETY: only the single publisher touches `left`, `stretch` and
         // `plain_at`.
         unsafe {
@@ -227,7 +272,7 @@ impl Fence {
             self.left.with_mut(|left| *left = stretch);
             self.plain_at.with_mut(|at| *at = position);
         }
-        if !membarrier::available() {
+        if !barrier.usable() {
             return;
         }
         // SeqCst, then the flag: the publisher's half of the pattern with a
@@ -241,6 +286,12 @@ impl Fence {
     /// A waiter, after raising its flag and before re-checking the condition:
     /// makes sure the publisher sees the flag or the waiter sees the publish.
     pub(crate) fn before_wait(&self) {
+        self.before_wait_through(membarrier::process);
+    }
+
+    /// [`Fence::before_wait`], calling the barrier through `barrier()`: the
+    /// one that let this fence go plain.
+    fn before_wait_through<'b>(&self, barrier: impl FnOnce() -> &'b Membarrier) {
         match self.mode.load_sc() {
             FENCED => {}
             mode => {
@@ -253,7 +304,7 @@ impl Fence {
                         Ordering::Relaxed,
                     );
                 }
-                membarrier::barrier();
+                barrier().call();
             }
         }
     }
@@ -273,7 +324,7 @@ impl Fence {
                 }
             }
         }
-        assert_eq!(fence.is_plain(), membarrier::available());
+        assert_eq!(fence.is_plain(), membarrier::process().usable());
         fence
     }
 
@@ -283,43 +334,151 @@ impl Fence {
     }
 }
 
-/// `membarrier(2)`, where the kernel offers it.
-mod membarrier {
-    /// Whether the private expedited command is registered and usable.
-    #[cfg(all(target_os = "linux", not(asyncband_loom), not(miri)))]
-    pub(super) fn available() -> bool {
-        use std::sync::OnceLock;
+/// How many `membarrier` system calls this process has made for
+/// asyncband's fences. Not public API: benchmarks report it per message.
+///
+/// # Examples
+///
+/// ```
+/// let before = asyncband_core::wait::membarrier_calls();
+/// assert!(asyncband_core::wait::membarrier_calls() >= before);
+/// ```
+#[doc(hidden)]
+#[must_use]
+pub fn membarrier_calls() -> u64 {
+    membarrier::process_calls()
+}
 
-        static AVAILABLE: OnceLock<bool> = OnceLock::new();
-        *AVAILABLE.get_or_init(|| {
-            // SAFETY: a system call with integer arguments; it reads and
-            // writes no memory of ours.
-            let query = unsafe { libc::syscall(libc::SYS_membarrier, QUERY, 0, 0) };
-            if query < 0 || query & i64::from(PRIVATE_EXPEDITED) == 0 {
-                return false;
+/// Whether this process's fences use `membarrier` (module docs): the kernel
+/// offers it and neither the `no-membarrier` feature nor
+/// `ASYNCBAND_MEMBARRIER=off` turned it off. Decides now if nothing has
+/// yet, reading the environment variable. Not public API: benchmarks
+/// report it.
+///
+/// # Examples
+///
+/// ```
+/// if cfg!(not(target_os = "linux")) {
+///     assert!(!asyncband_core::wait::membarrier_in_use());
+/// }
+/// ```
+#[doc(hidden)]
+#[must_use]
+pub fn membarrier_in_use() -> bool {
+    membarrier::process().usable()
+}
+
+/// `membarrier(2)`, where the kernel offers it and the user has not turned
+/// it off.
+mod membarrier {
+    use std::ffi::OsStr;
+    use std::sync::OnceLock;
+    // Not `crate::sync`: a statistic outside every protocol, never touched
+    // under loom (no fence goes plain there, so none calls the barrier).
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    /// The environment variable that turns the barrier off (module docs).
+    const ENV: &str = "ASYNCBAND_MEMBARRIER";
+
+    /// Whether the barrier is turned off: by the `no-membarrier` feature
+    /// (`feature`), or by `env`, the value of [`ENV`], being `off` in any
+    /// ASCII case.
+    pub(super) fn turned_off(feature: bool, env: Option<&OsStr>) -> bool {
+        feature || env.is_some_and(|value| value.eq_ignore_ascii_case("off"))
+    }
+
+    /// One decision whether fences may use the barrier, and the calls made
+    /// through it. The process has one ([`process`]); tests make their own.
+    #[derive(Debug)]
+    pub(super) struct Membarrier {
+        /// Whether the private expedited command is registered and not
+        /// turned off. Fences go plain only through a usable one, so only a
+        /// usable one is ever called.
+        usable: bool,
+        /// System calls made through [`Membarrier::call`].
+        calls: AtomicU64,
+    }
+
+    impl Membarrier {
+        /// Decides: unusable when `turned_off` (without asking the kernel
+        /// anything); otherwise usable if the kernel offers the private
+        /// expedited command and registers the process for it.
+        pub(super) fn probe(turned_off: bool) -> Self {
+            Self {
+                usable: !turned_off && register(),
+                calls: AtomicU64::new(0),
             }
-            // SAFETY: as above.
-            unsafe { libc::syscall(libc::SYS_membarrier, REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0 }
+        }
+
+        /// Whether fences deciding through this one may go plain.
+        pub(super) fn usable(&self) -> bool {
+            self.usable
+        }
+
+        /// The system calls made through this one so far.
+        pub(super) fn calls(&self) -> u64 {
+            // ORDERING: Relaxed; a count read for a report, ordered with
+            // nothing.
+            self.calls.load(Ordering::Relaxed)
+        }
+
+        /// A full barrier on every running thread of the process.
+        pub(super) fn call(&self) {
+            // ORDERING: Relaxed; a count, ordered with nothing.
+            self.calls.fetch_add(1, Ordering::Relaxed);
+            barrier();
+        }
+    }
+
+    /// The process's decision, made the first time it is asked for
+    /// (module docs say when that is).
+    static PROCESS: OnceLock<Membarrier> = OnceLock::new();
+
+    /// The process's decision; makes it, reading [`ENV`], if nobody has.
+    pub(super) fn process() -> &'static Membarrier {
+        PROCESS.get_or_init(|| {
+            let env = std::env::var_os(ENV);
+            Membarrier::probe(turned_off(cfg!(feature = "no-membarrier"), env.as_deref()))
         })
     }
 
+    /// The system calls the process has made, without deciding anything.
+    pub(super) fn process_calls() -> u64 {
+        PROCESS.get().map_or(0, Membarrier::calls)
+    }
+
+    /// Whether the private expedited command is offered; registers the
+    /// process for it if so.
+    #[cfg(all(target_os = "linux", not(asyncband_loom), not(miri)))]
+    fn register() -> bool {
+        // SAFETY: a system call with integer arguments; it reads and
+        // writes no memory of ours.
+        let query = unsafe { libc::syscall(libc::SYS_membarrier, QUERY, 0, 0) };
+        if query < 0 || query & i64::from(PRIVATE_EXPEDITED) == 0 {
+            return false;
+        }
+        // SAFETY: as above.
+        unsafe { libc::syscall(libc::SYS_membarrier, REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0 }
+    }
+
     #[cfg(not(all(target_os = "linux", not(asyncband_loom), not(miri))))]
-    pub(super) fn available() -> bool {
+    fn register() -> bool {
         false
     }
 
     /// A full barrier on every running thread of the process.
     #[cfg(all(target_os = "linux", not(asyncband_loom), not(miri)))]
-    pub(super) fn barrier() {
+    fn barrier() {
         // SAFETY: a system call with integer arguments.
         let done = unsafe { libc::syscall(libc::SYS_membarrier, PRIVATE_EXPEDITED, 0, 0) };
-        // Registration succeeded, so the command cannot fail (the kernel
-        // documents no other error for it).
+        // Only a usable `Membarrier` calls, so registration succeeded and
+        // the command cannot fail (the kernel documents no other error for
+        // it).
         assert_eq!(done, 0, "membarrier failed after registration");
     }
 
     #[cfg(not(all(target_os = "linux", not(asyncband_loom), not(miri))))]
-    pub(super) fn barrier() {
+    fn barrier() {
         unreachable!("the mode never leaves FENCED without membarrier")
     }
 
@@ -338,13 +497,23 @@ mod tests {
     /// Publishes at `positions` as a storage does (asks `fenced`, then
     /// counts a fenced publish); whether each one was fenced.
     fn publish(fence: &Fence, positions: std::ops::Range<u64>, waiting: bool) -> Vec<bool> {
+        publish_through(fence, membarrier::process(), positions, waiting)
+    }
+
+    /// [`publish`], deciding whether the fence may go plain with `barrier`.
+    fn publish_through(
+        fence: &Fence,
+        barrier: &Membarrier,
+        positions: std::ops::Range<u64>,
+        waiting: bool,
+    ) -> Vec<bool> {
         positions
             .map(|position| {
                 // SAFETY: this test is the only publisher.
                 unsafe {
                     let fenced = fence.fenced(position);
                     if fenced {
-                        fence.fenced_publish(|| waiting, || position);
+                        fence.fenced_publish_through(|| barrier, || waiting, || position);
                     }
                     fenced
                 }
@@ -361,7 +530,7 @@ mod tests {
         assert!(
             published[FENCED_AT_FIRST as usize..]
                 .iter()
-                .all(|&f| f != membarrier::available())
+                .all(|&f| f != membarrier::process().usable())
         );
         (fence, start)
     }
@@ -379,7 +548,7 @@ mod tests {
         assert!(published[..FENCED_AT_FIRST as usize].iter().all(|&f| f));
         assert_eq!(
             published[FENCED_AT_FIRST as usize],
-            !membarrier::available()
+            !membarrier::process().usable()
         );
     }
 
@@ -393,7 +562,7 @@ mod tests {
         assert!(
             after[PLAIN_AFTER as usize..]
                 .iter()
-                .all(|&f| f != membarrier::available())
+                .all(|&f| f != membarrier::process().usable())
         );
     }
 
@@ -419,14 +588,14 @@ mod tests {
         at += stretch;
         assert_eq!(
             publish(&fence, at..at + 1, false),
-            [!membarrier::available()]
+            [!membarrier::process().usable()]
         );
     }
 
     #[test]
     fn a_waiter_soon_after_going_plain_doubles_the_next_stretch_and_a_late_one_resets_it() {
         let (fence, mut at) = plain_for_a_while();
-        if !membarrier::available() {
+        if !membarrier::process().usable() {
             return;
         }
         let stretch = u64::from(PLAIN_AFTER);
@@ -455,5 +624,74 @@ mod tests {
         let reset = publish(&fence, at..at + stretch + 1, false);
         assert!(reset[..PLAIN_AFTER as usize].iter().all(|&f| f));
         assert!(!reset[PLAIN_AFTER as usize]);
+    }
+
+    #[test]
+    fn the_barrier_is_turned_off_by_the_feature_or_by_off_in_any_case() {
+        use std::ffi::OsStr;
+
+        let off = |feature, env: Option<&str>| membarrier::turned_off(feature, env.map(OsStr::new));
+        assert!(off(true, None));
+        assert!(off(true, Some("on")));
+        assert!(off(false, Some("off")));
+        assert!(off(false, Some("OFF")));
+        assert!(!off(false, None));
+        assert!(!off(false, Some("")));
+        assert!(!off(false, Some("on")));
+        assert!(!off(false, Some("0")));
+    }
+
+    #[test]
+    fn with_the_barrier_turned_off_a_fence_never_goes_plain_and_never_calls_it() {
+        let off = Membarrier::probe(true);
+        assert!(!off.usable());
+        let fence = Fence::new();
+        let stretch = 4 * u64::from(PLAIN_AFTER);
+        let mut at = 0;
+        for _ in 0..4 {
+            // A long quiet stretch, a waiter, a publish that sees it.
+            assert!(
+                publish_through(&fence, &off, at..at + stretch, false)
+                    .iter()
+                    .all(|&f| f)
+            );
+            at += stretch;
+            fence.before_wait_through(|| &off);
+            assert_eq!(fence.mode.load_sc(), FENCED);
+            assert_eq!(publish_through(&fence, &off, at..at + 1, true), [true]);
+            at += 1;
+        }
+        assert!(!fence.is_plain());
+        assert_eq!(off.calls(), 0);
+    }
+
+    #[test]
+    fn a_waiter_on_a_plain_fence_calls_the_barrier_once_until_it_is_acknowledged() {
+        let on = Membarrier::probe(false);
+        if !on.usable() {
+            return;
+        }
+        let fence = Fence::new();
+        let first = u64::from(FENCED_AT_FIRST);
+        publish_through(&fence, &on, 0..first, false);
+        assert!(fence.is_plain());
+        fence.before_wait_through(|| &on);
+        assert_eq!(on.calls(), 1);
+        // Not yet acknowledged: a second waiter calls too.
+        fence.before_wait_through(|| &on);
+        assert_eq!(on.calls(), 2);
+        assert_eq!(publish_through(&fence, &on, first..first + 1, true), [true]);
+        fence.before_wait_through(|| &on);
+        assert_eq!(on.calls(), 2, "acknowledged: no call");
+    }
+
+    #[cfg(feature = "no-membarrier")]
+    #[test]
+    fn the_feature_turns_the_process_barrier_off() {
+        assert!(!membarrier_in_use());
+        let fence = Fence::plain_for_tests();
+        assert!(!fence.is_plain());
+        fence.before_wait();
+        assert_eq!(membarrier_calls(), 0);
     }
 }
