@@ -109,10 +109,38 @@
 //! Zero-sized payloads occupy no slot memory on single-producer channels and
 //! only their publication stamps otherwise.
 //!
+//! # Waiting
+//!
+//! A blocking call that must wait spins briefly and yields a few times,
+//! then parks; a future returns `Pending` and is woken. A send or receive
+//! that finds nobody waiting never touches a waker.
+//!
+//! A single sender (or a single receiver, freeing slots) publishes with a
+//! plain store while nobody waits on it. A waiter that finds it publishing
+//! plainly makes one `membarrier(2)` system call (Linux) before it sleeps;
+//! the publisher then uses `SeqCst` stores until it has again gone a while
+//! with nobody waiting. That system call interrupts every CPU currently
+//! running a thread of the process. Where that jitter matters (busy threads
+//! pinned to isolated cores), turn it off:
+//!
+//! - build with the `no-membarrier` feature (features are additive, so any
+//!   crate in the build that enables it turns the barrier off for the whole
+//!   program);
+//! - or start the process with `ASYNCBAND_MEMBARRIER=off` (any case). It is
+//!   read once, the first time any channel could switch to plain stores, so
+//!   set it in the environment the process starts with; a later change has
+//!   no effect, and any other value leaves the default.
+//!
+//! Either way every single-endpoint publish is a `SeqCst` store and no
+//! waiter makes a system call; nothing else changes. On other operating
+//! systems, and on kernels without the call, asyncband always works this
+//! way.
+//!
 //! # Features
 //!
 //! - `stream` (default): receivers implement `futures_core::Stream`.
 //! - `sink` (default): `into_sink` turns a sender into a `futures_sink::Sink`.
+//! - `no-membarrier`: never call `membarrier(2)`; see [Waiting](#waiting).
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
