@@ -735,3 +735,13 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> fmt::Debug for Closed<S, H> {
             .finish_non_exhaustive()
     }
 }
+
+impl<S: Storage> Chan<S> {
+    /// Gives one notification to the first waiting receiver, if any, as a
+    /// send does. For a registration that was woken but may never be polled
+    /// again: its wake-up then also reaches a receiver that will poll. At
+    /// worst one receiver polls for nothing and registers again.
+    pub fn notify_one_receiver(&self) {
+        self.notify_receivers();
+    }
+}

@@ -115,6 +115,7 @@ mod flavour;
 mod macros;
 mod multi;
 mod permit;
+mod poll;
 mod single;
 #[cfg(feature = "stream")]
 mod stream;
