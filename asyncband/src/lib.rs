@@ -104,6 +104,7 @@ pub mod future;
 pub mod iter;
 pub mod mpmc;
 pub mod mpsc;
+pub mod select;
 #[cfg(feature = "sink")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sink")))]
 pub mod sink;
@@ -121,11 +122,14 @@ mod single;
 mod stream;
 
 pub use flavour::Flavour;
+pub use select::Select;
 
 /// What the `channel!` expansion reaches the runtime through. Not public API.
 #[doc(hidden)]
 pub mod __private {
     pub use asyncband_macros::channel as channel_impl;
+
+    pub use crate::select::rt as select;
 }
 
 use asyncband_core::chan::Chan;
