@@ -91,7 +91,7 @@ use crate::{multi, single};
 ///
 /// `select!` is fair: among operations ready together, none is favoured by
 /// its position. [`select_biased!`](crate::select_biased!) tries them in the
-/// order written. The [module docs](crate::select) say how it works; for a
+/// order written. The [module docs](mod@crate::select) say how it works; for a
 /// number of receivers known only at run time, see
 /// [`Select`](crate::Select).
 ///
