@@ -109,6 +109,55 @@
 //! Zero-sized payloads occupy no slot memory on single-producer channels and
 //! only their publication stamps otherwise.
 //!
+//! # Select
+//!
+//! On threads, [`select!`] and [`select_biased!`] wait on several
+//! operations of any flavours and payload types (`recv`, `send` and
+//! `reserve` arms, with an optional `default` or `default(timeout)`), and
+//! [`Select`] on a run-time number of receivers of one type; see
+//! [`select`](mod@select).
+//!
+//! In async code, use your runtime's select: `tokio::select!` and
+//! `futures::select!` (or `futures::future::select`) over asyncband's
+//! futures are cancel-safe. A branch that is not taken drops its future,
+//! and a future of this crate that is dropped before it completed sent,
+//! received and reserved nothing: a `recv` not taken took no value, a `send`
+//! not taken keeps its value (dropped with the future, or rebuilt on the next
+//! iteration), a `reserve` not taken holds no slot, and a wake-up any of
+//! them had received passes to the next waiter. So a loop around
+//! `tokio::select!` may create the futures afresh each time:
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! use asyncband::{mpmc, mpsc};
+//! use std::time::Duration;
+//!
+//! let (jobs_tx, mut jobs) = mpsc::bounded::<u32, 8>();
+//! let (done_tx, done) = mpmc::unbounded::<()>();
+//! let worker = tokio::spawn(async move {
+//!     let mut total = 0;
+//!     loop {
+//!         tokio::select! {
+//!             job = jobs.recv() => match job {
+//!                 Ok(n) => total += n,
+//!                 Err(_) => break,
+//!             },
+//!             _ = done.recv() => break,
+//!             () = tokio::time::sleep(Duration::from_millis(100)) => {}
+//!         }
+//!     }
+//!     // Every value sent before `done` was received or is still queued:
+//!     // none was lost by a branch that was not taken.
+//!     total + jobs.try_iter().sum::<u32>()
+//! });
+//! for n in 1..=10 {
+//!     jobs_tx.send(n).await.unwrap();
+//! }
+//! done_tx.send(()).await.unwrap();
+//! assert_eq!(worker.await.unwrap(), 55);
+//! # }
+//! ```
+//!
 //! # Waiting
 //!
 //! A blocking call that must wait spins briefly and yields a few times,
@@ -155,6 +204,7 @@ pub mod future;
 pub mod iter;
 pub mod mpmc;
 pub mod mpsc;
+pub mod select;
 #[cfg(feature = "sink")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sink")))]
 pub mod sink;
@@ -172,11 +222,14 @@ mod stream;
 mod unwind;
 
 pub use flavour::Flavour;
+pub use select::Select;
 
 /// What the `channel!` expansion reaches the runtime through. Not public API.
 #[doc(hidden)]
 pub mod __private {
     pub use asyncband_macros::channel as channel_impl;
+
+    pub use crate::select::rt as select;
 }
 
 use asyncband_core::chan::Chan;

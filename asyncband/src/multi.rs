@@ -7,7 +7,8 @@
 //! freely.
 
 use std::fmt;
-use std::time::Duration;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
 use asyncband_core::Arc;
 use asyncband_core::arity::Many;
@@ -1382,5 +1383,188 @@ impl<F: Flavour<Receivers = Many>> crate::iter::BlockingRecv for Receiver<F> {
 
     fn next_blocking(&mut self) -> Option<F::Item> {
         self.recv_blocking().ok()
+    }
+}
+
+impl<F: Flavour<Senders = Many>> Sender<F> {
+    /// Sends `value`, parking the thread until `deadline` at the latest while
+    /// the channel is full.
+    ///
+    /// # Errors
+    ///
+    /// [`SendTimeoutError::Timeout`] when no room came before `deadline`,
+    /// [`SendTimeoutError::Disconnected`] when the channel is closed or every
+    /// receiver is gone. Both hand the value back.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::{error::SendTimeoutError, mpsc};
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let (tx, _rx) = mpsc::bounded::<u8, 1>();
+    /// tx.try_send(1).unwrap();
+    /// let deadline = Instant::now() + Duration::from_millis(5);
+    /// assert_eq!(tx.send_deadline(2, deadline), Err(SendTimeoutError::Timeout(2)));
+    /// ```
+    pub fn send_deadline(
+        &self,
+        value: F::Item,
+        deadline: Instant,
+    ) -> Result<(), SendTimeoutError<F::Item>> {
+        // SAFETY: the single-producer contract does not apply to many senders.
+        unsafe { self.chan.send_blocking(value, Some(deadline)) }
+    }
+}
+
+impl<F: Flavour<Senders = Many, Storage: Capacity>> Sender<F> {
+    /// Reserves one slot, parking the thread until `deadline` at the latest.
+    ///
+    /// # Errors
+    ///
+    /// [`SendTimeoutError::Timeout`] when no slot came before `deadline`,
+    /// [`SendTimeoutError::Disconnected`] when the channel is closed or every
+    /// receiver is gone.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpmc;
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let (tx, _rx) = mpmc::bounded::<u8, 1>();
+    /// let deadline = Instant::now() + Duration::from_millis(5);
+    /// let permit = tx.reserve_deadline(deadline).unwrap();
+    /// assert!(tx.reserve_deadline(deadline).unwrap_err().is_timeout());
+    /// drop(permit);
+    /// ```
+    pub fn reserve_deadline(
+        &self,
+        deadline: Instant,
+    ) -> Result<Permit<'_, F>, SendTimeoutError<()>> {
+        // SAFETY: the single-producer contract does not apply to many senders.
+        unsafe { self.chan.reserve_blocking(1, Some(deadline)) }?;
+        Ok(Permit::new(&self.chan))
+    }
+}
+
+impl<F: Flavour<Receivers = Many>> Receiver<F> {
+    /// Takes the next value, parking the thread until `deadline` at the
+    /// latest while the channel is empty.
+    ///
+    /// # Errors
+    ///
+    /// [`RecvTimeoutError::Timeout`] when nothing came before `deadline`,
+    /// [`RecvTimeoutError::Disconnected`] once closed and drained.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::{error::RecvTimeoutError, mpmc};
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let (tx, rx) = mpmc::unbounded::<u8>();
+    /// let deadline = Instant::now() + Duration::from_millis(5);
+    /// assert_eq!(rx.recv_deadline(deadline), Err(RecvTimeoutError::Timeout));
+    /// drop(tx);
+    /// assert_eq!(rx.recv_deadline(deadline), Err(RecvTimeoutError::Disconnected));
+    /// ```
+    pub fn recv_deadline(&self, deadline: Instant) -> Result<F::Item, RecvTimeoutError> {
+        // SAFETY: the single-consumer contract does not apply to many
+        // receivers.
+        unsafe { self.chan.recv_blocking(Some(deadline)) }
+    }
+}
+
+impl<F: Flavour<Receivers = Many>> Receiver<F> {
+    /// Polls for the next value, for hand-written futures and poll loops:
+    /// `Ready(Ok(value))` takes it, `Ready(Err(RecvError))` once the channel
+    /// is closed and drained, `Pending` after arranging for `cx`'s waker to
+    /// be woken when a value may be ready.
+    ///
+    /// The registration a `Pending` poll leaves lives in this receiver (a
+    /// clone has its own), like the `Stream`'s (they share it); only the
+    /// waker of the latest poll is woken. It loses nothing: it holds no
+    /// value, and a notification handed to it also wakes the receiver
+    /// waiting behind it, so a receive through [`recv`](Self::recv), or a
+    /// clone, waiting behind it is never stranded by a registration that is
+    /// not polled again. Dropping the receiver withdraws it.
+    ///
+    /// # Errors
+    ///
+    /// `Ready(Err(RecvError))` once the channel is closed (or every sender is
+    /// gone) and drained.
+    ///
+    /// # Cancel safety
+    ///
+    /// A value is taken only by the poll that returns it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpmc;
+    /// use std::future::poll_fn;
+    ///
+    /// let (tx, mut rx) = mpmc::bounded::<u8, 4>();
+    /// tx.try_send(3).unwrap();
+    /// let value = futures::executor::block_on(poll_fn(|cx| rx.poll_recv(cx)));
+    /// assert_eq!(value, Ok(3));
+    /// ```
+    pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Result<F::Item, RecvError>> {
+        let (node, registered) = self.stream.parts();
+        if !*registered {
+            // The ready path, without making a waker.
+            // SAFETY: the single-consumer contract does not apply to many
+            // receivers.
+            match unsafe { self.chan.try_recv() } {
+                Ok(value) => return Poll::Ready(Ok(value)),
+                Err(TryRecvError::Disconnected) => return Poll::Ready(Err(RecvError)),
+                Err(TryRecvError::Empty) => {}
+            }
+        }
+        // SAFETY: many consumers may pop concurrently; the node is pinned in
+        // its box, only used with this channel, and cancelled on `Drop`.
+        unsafe { self.chan.poll_recv(node, registered, cx) }
+    }
+
+    /// Polls for at least one value, then appends up to `limit` ready values
+    /// to `buf`: `Ready(n)` with how many were appended, `Ready(0)` once the
+    /// channel is closed and drained (or when `limit` is 0), `Pending` as for
+    /// [`poll_recv`](Self::poll_recv).
+    ///
+    /// # Cancel safety
+    ///
+    /// Values are moved into `buf` only by the poll that returns them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpmc;
+    /// use std::future::poll_fn;
+    ///
+    /// let (tx, mut rx) = mpmc::unbounded::<u8>();
+    /// tx.try_send(1).unwrap();
+    /// tx.try_send(2).unwrap();
+    /// let mut buf = Vec::new();
+    /// let n = futures::executor::block_on(poll_fn(|cx| rx.poll_recv_many(cx, &mut buf, 1)));
+    /// assert_eq!((n, buf), (1, vec![1]));
+    /// ```
+    pub fn poll_recv_many(
+        &mut self,
+        cx: &mut Context<'_>,
+        buf: &mut Vec<F::Item>,
+        limit: usize,
+    ) -> Poll<usize> {
+        if limit == 0 {
+            return Poll::Ready(0);
+        }
+        match self.poll_recv(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Err(RecvError)) => Poll::Ready(0),
+            Poll::Ready(Ok(first)) => {
+                buf.push(first);
+                Poll::Ready(1 + self.try_recv_many(buf, limit - 1))
+            }
+        }
     }
 }

@@ -10,7 +10,8 @@
 
 use std::fmt;
 use std::pin::Pin;
-use std::time::Duration;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
 use asyncband_core::Arc;
 use asyncband_core::arity::One;
@@ -84,7 +85,6 @@ impl<N: Default> StreamWait<N> {
 
     /// The node, allocated on first use (free for a single receiver's `()`),
     /// and the flag that says whether it is registered.
-    #[cfg(feature = "stream")]
     pub(crate) fn parts(&mut self) -> (Pin<&N>, &mut bool) {
         let node = self
             .node
@@ -1083,5 +1083,175 @@ impl<F: Flavour<Receivers = One>> crate::iter::BlockingRecv for Receiver<F> {
 
     fn next_blocking(&mut self) -> Option<F::Item> {
         self.recv_blocking().ok()
+    }
+}
+
+impl<F: Flavour<Senders = One>> Sender<F> {
+    /// Sends `value`, parking the thread until `deadline` at the latest while
+    /// the channel is full.
+    ///
+    /// # Errors
+    ///
+    /// [`SendTimeoutError::Timeout`] when no room came before `deadline`,
+    /// [`SendTimeoutError::Disconnected`] when the channel is closed or the
+    /// receiver is gone. Both hand the value back.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::{error::SendTimeoutError, spsc};
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let (mut tx, _rx) = spsc::bounded::<u8, 1>();
+    /// tx.try_send(1).unwrap();
+    /// let deadline = Instant::now() + Duration::from_millis(5);
+    /// assert_eq!(tx.send_deadline(2, deadline), Err(SendTimeoutError::Timeout(2)));
+    /// ```
+    pub fn send_deadline(
+        &mut self,
+        value: F::Item,
+        deadline: Instant,
+    ) -> Result<(), SendTimeoutError<F::Item>> {
+        // SAFETY: `&mut self` on the only sender.
+        unsafe { self.chan.send_blocking(value, Some(deadline)) }
+    }
+}
+
+impl<F: Flavour<Senders = One, Storage: Capacity>> Sender<F> {
+    /// Reserves one slot, parking the thread until `deadline` at the latest.
+    ///
+    /// # Errors
+    ///
+    /// [`SendTimeoutError::Timeout`] when no slot came before `deadline`,
+    /// [`SendTimeoutError::Disconnected`] when the channel is closed or the
+    /// receiver is gone.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::spsc;
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let (mut tx, _rx) = spsc::bounded::<u8, 1>();
+    /// let deadline = Instant::now() + Duration::from_millis(5);
+    /// let permit = tx.reserve_deadline(deadline).unwrap();
+    /// drop(permit);
+    /// tx.try_send(1).unwrap();
+    /// assert!(tx.reserve_deadline(deadline).unwrap_err().is_timeout());
+    /// ```
+    pub fn reserve_deadline(
+        &mut self,
+        deadline: Instant,
+    ) -> Result<Permit<'_, F>, SendTimeoutError<()>> {
+        // SAFETY: `&mut self` on the only sender.
+        unsafe { self.chan.reserve_blocking(1, Some(deadline)) }?;
+        Ok(Permit::new(&self.chan))
+    }
+}
+
+impl<F: Flavour<Receivers = One>> Receiver<F> {
+    /// Takes the next value, parking the thread until `deadline` at the
+    /// latest while the channel is empty.
+    ///
+    /// # Errors
+    ///
+    /// [`RecvTimeoutError::Timeout`] when nothing came before `deadline`,
+    /// [`RecvTimeoutError::Disconnected`] once closed and drained.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::{error::RecvTimeoutError, mpsc};
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let (tx, mut rx) = mpsc::bounded::<u8, 2>();
+    /// let deadline = Instant::now() + Duration::from_millis(5);
+    /// assert_eq!(rx.recv_deadline(deadline), Err(RecvTimeoutError::Timeout));
+    /// tx.try_send(1).unwrap();
+    /// assert_eq!(rx.recv_deadline(deadline), Ok(1), "a ready value is taken even past the deadline");
+    /// ```
+    pub fn recv_deadline(&mut self, deadline: Instant) -> Result<F::Item, RecvTimeoutError> {
+        // SAFETY: `&mut self` on the only receiver.
+        unsafe { self.chan.recv_blocking(Some(deadline)) }
+    }
+
+    /// Polls for the next value, for hand-written futures and poll loops:
+    /// `Ready(Ok(value))` takes it, `Ready(Err(RecvError))` once the channel
+    /// is closed and drained, `Pending` after arranging for `cx`'s waker to
+    /// be woken when a value may be ready.
+    ///
+    /// The registration a `Pending` poll leaves lives in the receiver, like
+    /// the `Stream`'s (they share it), and only the waker of the latest poll
+    /// is woken. It loses nothing: it holds no value, a receive through
+    /// [`recv`](Self::recv) or any other method does not wait behind it, and
+    /// dropping the receiver withdraws it.
+    ///
+    /// # Errors
+    ///
+    /// `Ready(Err(RecvError))` once the channel is closed (or every sender is
+    /// gone) and drained.
+    ///
+    /// # Cancel safety
+    ///
+    /// A value is taken only by the poll that returns it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpsc;
+    /// use std::future::poll_fn;
+    ///
+    /// let (tx, mut rx) = mpsc::unbounded::<u8>();
+    /// tx.try_send(3).unwrap();
+    /// let value = futures::executor::block_on(poll_fn(|cx| rx.poll_recv(cx)));
+    /// assert_eq!(value, Ok(3));
+    /// ```
+    pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Result<F::Item, RecvError>> {
+        let (node, registered) = self.stream.parts();
+        // SAFETY: `&mut self` on the only receiver: no other consumer-side
+        // call runs; the node is pinned in its box, only ever used with this
+        // channel, and cancelled in the receiver's `Drop`.
+        unsafe { self.chan.poll_recv(node, registered, cx) }
+    }
+
+    /// Polls for at least one value, then appends up to `limit` ready values
+    /// to `buf`: `Ready(n)` with how many were appended, `Ready(0)` once the
+    /// channel is closed and drained (or when `limit` is 0), `Pending` as for
+    /// [`poll_recv`](Self::poll_recv).
+    ///
+    /// # Cancel safety
+    ///
+    /// Values are moved into `buf` only by the poll that returns them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::spsc;
+    /// use std::future::poll_fn;
+    ///
+    /// let (mut tx, mut rx) = spsc::bounded::<u8, 4>();
+    /// tx.try_send(1).unwrap();
+    /// tx.try_send(2).unwrap();
+    /// let mut buf = Vec::new();
+    /// let n = futures::executor::block_on(poll_fn(|cx| rx.poll_recv_many(cx, &mut buf, 8)));
+    /// assert_eq!((n, buf), (2, vec![1, 2]));
+    /// ```
+    pub fn poll_recv_many(
+        &mut self,
+        cx: &mut Context<'_>,
+        buf: &mut Vec<F::Item>,
+        limit: usize,
+    ) -> Poll<usize> {
+        if limit == 0 {
+            return Poll::Ready(0);
+        }
+        match self.poll_recv(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Err(RecvError)) => Poll::Ready(0),
+            Poll::Ready(Ok(first)) => {
+                buf.push(first);
+                Poll::Ready(1 + self.try_recv_many(buf, limit - 1))
+            }
+        }
     }
 }

@@ -1,9 +1,9 @@
 //! Receivers as `futures_core::Stream`s (feature `stream`, on by default).
 //!
-//! `poll_next` uses the same cancel-safe receive as `recv`, with the
-//! receiver keeping its waiter node between polls (boxed once, on the first
-//! poll that has to wait, for cloneable receivers; nothing at all for a
-//! single receiver). The stream ends (`None`) once the channel is closed and
+//! `poll_next` uses the same cancel-safe receive as `recv` (for a single
+//! receiver it is `poll_recv`), with the receiver keeping its waiter node
+//! between polls (boxed once, on the first poll that has to wait, for
+//! cloneable receivers; nothing at all for a single receiver). The stream ends (`None`) once the channel is closed and
 //! drained, and stays ended: it is a `FusedStream`.
 
 use std::pin::Pin;
@@ -31,12 +31,7 @@ impl<F: Flavour<Receivers = One>> Stream for single::Receiver<F> {
     /// assert_eq!(futures::executor::block_on(rx.collect::<Vec<_>>()), [1, 2]);
     /// ```
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<F::Item>> {
-        let this = self.get_mut();
-        let (node, registered) = this.stream.parts();
-        // SAFETY: `&mut` the only receiver: no other consumer-side call runs;
-        // the node is pinned in its box, only ever used with this channel,
-        // and cancelled in the receiver's `Drop`.
-        unsafe { this.chan.poll_recv(node, registered, cx) }.map(Result::ok)
+        self.get_mut().poll_recv(cx).map(Result::ok)
     }
 }
 

@@ -1,4 +1,4 @@
-//! Cell 7 of the suite: memory footprint, counted by a global allocator.
+//! Cell 8 of the suite: memory footprint, counted by a global allocator.
 //!
 //! - `bounded_1024`: a bounded channel of 1024 `u64`s, live bytes right after
 //!   it is made and once it is full; the footprint per slot is the full

@@ -2,8 +2,8 @@
 //! writes `benches/RESULTS.md` and `benches/ratios.svg`.
 //!
 //! The suite is two bench binaries of `asyncband-benches`: `channels` (divan,
-//! cells 1 to 6) and `memory` (an allocation counter, cell 7), and the
-//! `latency` example (cell 8, see [`latency`]). This task
+//! cells 1 to 7), `memory` (an allocation counter, cell 8), and the
+//! `latency` example (cell 9, see [`latency`]). This task
 //! builds them once, lists the divan entries, and then, run after run, runs
 //! each entry in its own process, cell by cell, rotating the order of the
 //! implementations within a cell from one run to the next so that none is
@@ -435,7 +435,7 @@ fn list_cells(binary: &Path, filters: &[String]) -> Result<Vec<Cell>, String> {
 }
 
 /// The top-level modules of the `channels` bench, in the order.
-const GROUPS: [(&str, &str); 6] = [
+const GROUPS: [(&str, &str); 7] = [
     ("one_thread", "One thread: `try_send` then `try_recv`"),
     ("ready_path", "Async ready path, no runtime"),
     ("threads", "Threads, blocking API"),
@@ -445,6 +445,7 @@ const GROUPS: [(&str, &str); 6] = [
         "reserve",
         "Reservation: `reserve` + `Permit::send` + `recv`",
     ),
+    ("select", "Select over two receivers, one idle, two threads"),
 ];
 
 /// The cell number (from 1) and heading of a top-level module.
@@ -544,7 +545,7 @@ fn parse_rate(text: &str) -> Option<f64> {
     Some(number * scale)
 }
 
-/// Cell 7's figures.
+/// Cell 8's figures.
 struct Memory {
     /// implementation → (bytes at creation, bytes when full), capacity 1024.
     bounded: Vec<(String, u64, u64)>,
@@ -1033,7 +1034,7 @@ fn render_results(
 }
 
 fn render_memory(w: &mut String, memory: &Memory) {
-    let _ = writeln!(w, "### 7. Memory\n");
+    let _ = writeln!(w, "### {}. Memory\n", GROUPS.len() + 1);
     let _ = writeln!(
         w,
         "Live heap bytes counted by a global allocator (`benches/benches/memory.rs`), `u64` payloads, one thread; exact, not sampled.\n"

@@ -1,4 +1,4 @@
-//! Cells 1 to 6 of the suite: asyncband and its peers, side by side, in one
+//! Cells 1 to 7 of the suite (cell 8, memory, is its own binary): asyncband and its peers, side by side, in one
 //! binary. See `benches/README.md` for what each cell measures.
 //!
 //! Every bench counts items, so divan reports a throughput from which
@@ -13,6 +13,7 @@ mod one_thread;
 mod payload_1k;
 mod ready_path;
 mod reserve;
+mod select;
 mod tasks;
 mod threads;
 mod tokio_runtime;

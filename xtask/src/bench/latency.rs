@@ -168,11 +168,11 @@ fn title(cell: &str) -> String {
 
 /// Writes the latency section of RESULTS.md.
 pub(super) fn render(w: &mut String, latency: &Latency) {
-    let _ = writeln!(w, "### 8. Latency\n");
+    let _ = writeln!(w, "### 9. Latency\n");
     let _ = writeln!(
         w,
         "One-way latency in µs, from a message's send to a receiver that was waiting for it, producers paced \
-         (`benches/examples/latency.rs`; what each cell measures is in [README.md](README.md), cell 8): {}. \
+         (`benches/examples/latency.rs`; what each cell measures is in [README.md](README.md), cell 9): {}. \
          Percentiles by nearest rank over every message of every round. `membarrier` was {} in the default run; \
          the rows marked *membarrier off* come from a second run of asyncband alone with `ASYNCBAND_MEMBARRIER=off`.\n",
         latency.method,

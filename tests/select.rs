@@ -1,0 +1,623 @@
+//! `select!`, `select_biased!` and `Select`, written once and run against
+//! all six flavours (both channels of a select are of the flavour under
+//! test; mixes of flavours and types are in `mixed`).
+//!
+//! `every_flavour!` holds what needs only receiving and sending,
+//! `bounded!` what needs a bound (full channels, `reserve` arms). Anything
+//! that could hang runs under [`within`]; randomized tests print their seed
+//! when they fail (`ASYNCBAND_SEED` replays it).
+
+use std::cell::Cell;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use asyncband::error::{RecvError, SendError};
+use asyncband::{Select, select, select_biased};
+use asyncband_tests::{
+    SeedReport, XorShift, assert_received_exactly_the_accepted, scale, test_seed, within,
+};
+
+/// The bound of the bounded flavours under test: small, so senders wait.
+const CAP: usize = 4;
+/// Time for another thread to reach its wait (not needed for correctness).
+const SETTLE: Duration = Duration::from_millis(20);
+/// Selects in the fairness tests.
+const ROUNDS: usize = 10_000;
+
+macro_rules! every_flavour {
+    () => {
+        #[test]
+        fn a_select_loop_with_random_timeouts_and_closes_receives_each_accepted_value_once() {
+            let seed = test_seed();
+            let _report = SeedReport::new("select loop", seed);
+            let mut rng = XorShift::new(seed);
+            let per_producer = scale(2_000) as u64;
+            let (tx_a, mut a) = F::<u64>::channel();
+            let (tx_b, mut b) = F::<u64>::channel();
+            let producers: Vec<_> = [tx_a, tx_b]
+                .into_iter()
+                .map(|mut tx| {
+                    let mut rng = rng.fork();
+                    let close_at = rng.between(per_producer / 2, per_producer);
+                    thread::spawn(move || {
+                        let mut accepted = Vec::new();
+                        for seq in 0..per_producer {
+                            if seq == close_at {
+                                tx.close();
+                            }
+                            let timeout = Duration::from_micros(rng.below(200));
+                            if tx.send_timeout(seq, timeout).is_ok() {
+                                accepted.push(seq);
+                            }
+                        }
+                        accepted
+                    })
+                })
+                .collect();
+            let received = within(move || {
+                let mut received = Vec::new();
+                let (mut a_open, mut b_open) = (true, true);
+                while a_open || b_open {
+                    let wait = Duration::from_micros(rng.below(300));
+                    if a_open && b_open {
+                        select! {
+                            recv(a) -> msg => match msg {
+                                Ok(seq) => received.push((0, seq)),
+                                Err(RecvError) => a_open = false,
+                            },
+                            recv(b) -> msg => match msg {
+                                Ok(seq) => received.push((1, seq)),
+                                Err(RecvError) => b_open = false,
+                            },
+                            default(wait) => {}
+                        }
+                    } else if a_open {
+                        select! {
+                            recv(a) -> msg => match msg {
+                                Ok(seq) => received.push((0, seq)),
+                                Err(RecvError) => a_open = false,
+                            },
+                            default(wait) => {}
+                        }
+                    } else {
+                        select! {
+                            recv(b) -> msg => match msg {
+                                Ok(seq) => received.push((1, seq)),
+                                Err(RecvError) => b_open = false,
+                            },
+                            default(wait) => {}
+                        }
+                    }
+                }
+                received
+            });
+            let accepted: Vec<Vec<u64>> =
+                producers.into_iter().map(|p| p.join().unwrap()).collect();
+            assert_received_exactly_the_accepted(&[received], &accepted);
+        }
+
+        #[test]
+        fn a_select_loop_of_send_arms_sends_each_value_once_and_builds_only_what_it_sends() {
+            let seed = test_seed();
+            let _report = SeedReport::new("send arms", seed);
+            let mut rng = XorShift::new(seed);
+            let total = scale(2_000) as u64;
+            let (mut tx_a, mut a) = F::<u64>::channel();
+            let (mut tx_b, mut b) = F::<u64>::channel();
+            let consumers: Vec<_> = [
+                thread::spawn(move || a.iter().collect::<Vec<_>>()),
+                thread::spawn(move || b.iter().collect::<Vec<_>>()),
+            ]
+            .into();
+            within(move || {
+                let next = Cell::new(0u64);
+                let build = || {
+                    let value = next.get();
+                    next.set(value + 1);
+                    value
+                };
+                let mut timeouts = 0;
+                while next.get() < total {
+                    let wait = Duration::from_micros(rng.below(100));
+                    select! {
+                        send(tx_a, build()) -> res => res.unwrap(),
+                        send(tx_b, build()) -> res => res.unwrap(),
+                        default(wait) => timeouts += 1,
+                    }
+                }
+                let _ = timeouts;
+            });
+            let mut all = Vec::new();
+            for consumer in consumers {
+                let got = consumer.join().unwrap();
+                assert!(
+                    got.windows(2).all(|w| w[0] < w[1]),
+                    "one channel's values in order"
+                );
+                all.extend(got);
+            }
+            all.sort_unstable();
+            assert_eq!(all, (0..total).collect::<Vec<_>>());
+        }
+
+        #[test]
+        fn a_parked_select_wakes_when_its_channel_is_closed() {
+            within(|| {
+                let (tx_a, mut a) = F::<u64>::channel();
+                let (_tx_b, mut b) = F::<u64>::channel();
+                let closer = thread::spawn(move || {
+                    thread::sleep(SETTLE);
+                    drop(tx_a);
+                });
+                let got = select! {
+                    recv(a) -> msg => msg,
+                    recv(b) -> _ => unreachable!("nothing is sent on `b`"),
+                };
+                assert_eq!(got, Err(RecvError));
+                closer.join().unwrap();
+            })
+        }
+
+        #[test]
+        fn a_parked_select_wakes_for_a_value_sent_later() {
+            within(|| {
+                let (mut tx_a, mut a) = F::<u64>::channel();
+                let (_tx_b, mut b) = F::<u64>::channel();
+                let producer = thread::spawn(move || {
+                    thread::sleep(SETTLE);
+                    tx_a.send_blocking(9).unwrap();
+                    tx_a
+                });
+                let got = select! {
+                    recv(b) -> _ => unreachable!("nothing is sent on `b`"),
+                    recv(a) -> msg => msg,
+                };
+                assert_eq!(got, Ok(9));
+                drop(producer.join().unwrap());
+            })
+        }
+
+        #[test]
+        fn select_is_fair_between_two_always_ready_channels() {
+            let (mut tx_a, mut a) = F::<u64>::channel();
+            let (mut tx_b, mut b) = F::<u64>::channel();
+            tx_a.try_send(0).unwrap();
+            tx_b.try_send(0).unwrap();
+            let mut wins = [0usize; 2];
+            for _ in 0..ROUNDS {
+                select! {
+                    recv(a) -> msg => {
+                        msg.unwrap();
+                        wins[0] += 1;
+                        tx_a.try_send(0).unwrap();
+                    }
+                    recv(b) -> msg => {
+                        msg.unwrap();
+                        wins[1] += 1;
+                        tx_b.try_send(0).unwrap();
+                    }
+                }
+            }
+            for won in wins {
+                assert!(
+                    (ROUNDS * 4 / 10..=ROUNDS * 6 / 10).contains(&won),
+                    "wins {wins:?}: each arm should win 40 to 60 %"
+                );
+            }
+        }
+
+        #[test]
+        fn select_biased_takes_the_first_ready_arm_in_written_order() {
+            let (mut tx_a, mut a) = F::<u64>::channel();
+            let (mut tx_b, mut b) = F::<u64>::channel();
+            tx_a.try_send(1).unwrap();
+            tx_b.try_send(2).unwrap();
+            for _ in 0..100 {
+                let got = select_biased! {
+                    recv(b) -> msg => msg.unwrap(),
+                    recv(a) -> msg => msg.unwrap(),
+                };
+                assert_eq!(got, 2);
+                tx_b.try_send(2).unwrap();
+            }
+            assert_eq!(a.try_recv(), Ok(1), "the second arm took nothing");
+        }
+
+        #[test]
+        fn default_never_blocks() {
+            within(|| {
+                let (_tx_a, mut a) = F::<u64>::channel();
+                let (_tx_b, mut b) = F::<u64>::channel();
+                let start = Instant::now();
+                let mut defaults = 0;
+                for _ in 0..100 {
+                    select! {
+                        recv(a) -> _ => unreachable!(),
+                        recv(b) -> _ => unreachable!(),
+                        default => defaults += 1,
+                    }
+                }
+                assert_eq!(defaults, 100);
+                assert!(
+                    start.elapsed() < Duration::from_secs(2),
+                    "took {:?}",
+                    start.elapsed()
+                );
+            })
+        }
+
+        #[test]
+        fn default_with_a_timeout_waits_that_long_then_runs() {
+            within(|| {
+                let (_tx, mut rx) = F::<u64>::channel();
+                let start = Instant::now();
+                let ran = select! {
+                    recv(rx) -> _ => false,
+                    default(SETTLE) => true,
+                };
+                assert!(ran);
+                assert!(start.elapsed() >= SETTLE);
+            })
+        }
+
+        #[test]
+        fn a_send_arm_on_a_closed_channel_completes_with_its_value_back() {
+            let (mut tx, rx) = F::<String>::channel();
+            drop(rx);
+            let got = select! {
+                send(tx, "back".to_string()) -> res => res,
+            };
+            assert_eq!(got, Err(SendError("back".to_string())));
+        }
+
+        #[test]
+        fn a_select_never_takes_from_the_arm_it_does_not_choose() {
+            let (mut tx_a, mut a) = F::<u64>::channel();
+            let (mut tx_b, mut b) = F::<u64>::channel();
+            let mut taken = 0;
+            for round in 0..200 {
+                tx_a.try_send(round).unwrap();
+                tx_b.try_send(round).unwrap();
+                select! {
+                    recv(a) -> msg => assert_eq!(msg, Ok(round)),
+                    recv(b) -> msg => assert_eq!(msg, Ok(round)),
+                }
+                taken += 1;
+                // One of the two values is left: take it directly.
+                let left = a.try_recv().or_else(|_| b.try_recv());
+                assert_eq!(left, Ok(round));
+                assert!(a.try_recv().is_err() && b.try_recv().is_err());
+            }
+            assert_eq!(taken, 200);
+        }
+
+        #[test]
+        fn select_receives_from_the_receivers_of_a_slice_exactly_once() {
+            let per_producer = scale(1_000) as u64;
+            let mut receivers = Vec::new();
+            let producers: Vec<_> = (0..3)
+                .map(|_| {
+                    let (mut tx, rx) = F::<u64>::channel();
+                    receivers.push(rx);
+                    thread::spawn(move || {
+                        for seq in 0..per_producer {
+                            tx.send_blocking(seq).unwrap();
+                        }
+                    })
+                })
+                .collect();
+            let received = within(move || {
+                let mut ids: Vec<usize> = (0..receivers.len()).collect();
+                let mut received = Vec::new();
+                while !receivers.is_empty() {
+                    let (index, msg) = Select::new(&mut receivers).recv();
+                    match msg {
+                        Ok(seq) => received.push((ids[index], seq)),
+                        Err(RecvError) => {
+                            receivers.swap_remove(index);
+                            ids.swap_remove(index);
+                        }
+                    }
+                }
+                received
+            });
+            for producer in producers {
+                producer.join().unwrap();
+            }
+            let accepted: Vec<Vec<u64>> = (0..3).map(|_| (0..per_producer).collect()).collect();
+            assert_received_exactly_the_accepted(&[received], &accepted);
+        }
+
+        #[test]
+        fn select_over_a_slice_times_out_tries_and_reports_a_closed_channel() {
+            within(|| {
+                let (mut tx_a, a) = F::<u64>::channel();
+                let (tx_b, b) = F::<u64>::channel();
+                let mut receivers = [a, b];
+                let mut select = Select::new(&mut receivers);
+                assert_eq!(select.try_recv(), None);
+                let start = Instant::now();
+                assert_eq!(select.recv_timeout(SETTLE), None);
+                assert!(start.elapsed() >= SETTLE);
+                assert_eq!(select.recv_deadline(Instant::now() + SETTLE), None);
+                tx_a.try_send(5).unwrap();
+                assert_eq!(select.recv_timeout(SETTLE), Some((0, Ok(5))));
+                drop(tx_b);
+                assert_eq!(select.recv(), (1, Err(RecvError)));
+                let producer = thread::spawn(move || {
+                    thread::sleep(SETTLE);
+                    tx_a.send_blocking(6).unwrap();
+                    tx_a
+                });
+                let mut biased = Select::new(&mut receivers[..1]).biased();
+                assert_eq!(biased.recv(), (0, Ok(6)));
+                drop(producer.join().unwrap());
+            })
+        }
+
+        #[test]
+        fn select_over_a_slice_is_fair_and_can_be_biased() {
+            let (mut tx_a, a) = F::<u64>::channel();
+            let (mut tx_b, b) = F::<u64>::channel();
+            tx_a.try_send(0).unwrap();
+            tx_b.try_send(0).unwrap();
+            let mut receivers = [a, b];
+            let mut wins = [0usize; 2];
+            for _ in 0..ROUNDS {
+                let (index, msg) = Select::new(&mut receivers).recv();
+                msg.unwrap();
+                wins[index] += 1;
+                if index == 0 {
+                    tx_a.try_send(0).unwrap();
+                } else {
+                    tx_b.try_send(0).unwrap();
+                }
+            }
+            for won in wins {
+                assert!(
+                    (ROUNDS * 4 / 10..=ROUNDS * 6 / 10).contains(&won),
+                    "wins {wins:?}: each receiver should win 40 to 60 %"
+                );
+            }
+            for _ in 0..100 {
+                assert_eq!(Select::new(&mut receivers).biased().recv(), (0, Ok(0)));
+                tx_a.try_send(0).unwrap();
+            }
+        }
+    };
+}
+
+macro_rules! bounded {
+    () => {
+        #[test]
+        fn a_reserve_arm_not_chosen_holds_no_capacity() {
+            let (mut tx, mut rx) = F::<u64>::channel();
+            let (mut other_tx, mut other) = F::<u64>::channel();
+            other_tx.try_send(1).unwrap();
+            select_biased! {
+                recv(other) -> msg => assert_eq!(msg, Ok(1)),
+                reserve(tx) -> _ => unreachable!("the first arm was ready"),
+            }
+            for i in 0..CAP as u64 {
+                tx.try_send(i).unwrap();
+            }
+            assert!(tx.try_send(99).is_err(), "exactly the capacity is free");
+            assert_eq!(rx.try_recv(), Ok(0));
+        }
+
+        #[test]
+        fn a_reserve_arm_that_waited_and_was_not_chosen_gives_its_slot_back() {
+            within(|| {
+                for _ in 0..20 {
+                    let (mut tx, mut rx) = F::<u64>::channel();
+                    let (mut other_tx, mut other) = F::<u64>::channel();
+                    for i in 0..CAP as u64 {
+                        tx.try_send(i).unwrap();
+                    }
+                    let helper = thread::spawn(move || {
+                        thread::sleep(Duration::from_millis(2));
+                        // Frees one slot (maybe granted to the waiting
+                        // reservation) and makes the other arm ready.
+                        assert_eq!(rx.recv_blocking(), Ok(0));
+                        other_tx.try_send(7).unwrap();
+                        (rx, other_tx)
+                    });
+                    let reserved = select! {
+                        reserve(tx) -> permit => {
+                            drop(permit.unwrap());
+                            true
+                        }
+                        recv(other) -> msg => {
+                            assert_eq!(msg, Ok(7));
+                            false
+                        }
+                    };
+                    let (_rx, _other_tx) = helper.join().unwrap();
+                    let _ = reserved;
+                    assert!(tx.try_send(100).is_ok(), "the freed slot is free");
+                    assert!(tx.try_send(101).is_err(), "and only that one");
+                }
+            })
+        }
+
+        #[test]
+        fn a_send_arm_value_is_not_built_when_the_arm_is_not_chosen() {
+            let (mut full, _full_rx) = F::<u64>::channel();
+            for i in 0..CAP as u64 {
+                full.try_send(i).unwrap();
+            }
+            let (mut tx, mut rx) = F::<u64>::channel();
+            let built = Cell::new(0);
+            for round in 0..50 {
+                select! {
+                    send(full, { built.set(built.get() + 1); 99 }) -> _ => unreachable!("the channel is full"),
+                    send(tx, round) -> res => res.unwrap(),
+                }
+                assert_eq!(rx.try_recv(), Ok(round));
+            }
+            let timed_out = select! {
+                send(full, { built.set(built.get() + 1); 99 }) -> _ => false,
+                default(Duration::from_millis(5)) => true,
+            };
+            assert!(timed_out);
+            assert_eq!(built.get(), 0);
+        }
+
+        #[test]
+        fn a_parked_send_arm_completes_when_room_is_made() {
+            within(|| {
+                let (mut tx, mut rx) = F::<u64>::channel();
+                for i in 0..CAP as u64 {
+                    tx.try_send(i).unwrap();
+                }
+                let (_other_tx, mut other) = F::<u64>::channel();
+                let consumer = thread::spawn(move || {
+                    thread::sleep(SETTLE);
+                    let first = rx.recv_blocking();
+                    (first, rx)
+                });
+                select! {
+                    send(tx, 99) -> res => res.unwrap(),
+                    recv(other) -> _ => unreachable!(),
+                }
+                let (first, mut rx) = consumer.join().unwrap();
+                assert_eq!(first, Ok(0));
+                let rest: Vec<u64> = rx.try_iter().collect();
+                assert_eq!(rest, [1, 2, 3, 99]);
+            })
+        }
+
+        #[test]
+        fn a_parked_reserve_arm_completes_with_an_error_when_the_receiver_goes() {
+            within(|| {
+                let (mut tx, rx) = F::<u64>::channel();
+                for i in 0..CAP as u64 {
+                    tx.try_send(i).unwrap();
+                }
+                let dropper = thread::spawn(move || {
+                    thread::sleep(SETTLE);
+                    drop(rx);
+                });
+                select! {
+                    reserve(tx) -> permit => assert_eq!(permit.unwrap_err(), SendError(())),
+                }
+                dropper.join().unwrap();
+            })
+        }
+    };
+}
+
+#[allow(unused_mut)]
+mod spsc_bounded {
+    use super::*;
+    type F<T> = asyncband::spsc::Bounded<T, CAP>;
+    every_flavour!();
+    bounded!();
+}
+
+#[allow(unused_mut)]
+mod spsc_unbounded {
+    use super::*;
+    type F<T> = asyncband::spsc::Unbounded<T>;
+    every_flavour!();
+}
+
+#[allow(unused_mut)]
+mod mpsc_bounded {
+    use super::*;
+    type F<T> = asyncband::mpsc::Bounded<T, CAP>;
+    every_flavour!();
+    bounded!();
+}
+
+#[allow(unused_mut)]
+mod mpsc_unbounded {
+    use super::*;
+    type F<T> = asyncband::mpsc::Unbounded<T>;
+    every_flavour!();
+}
+
+#[allow(unused_mut)]
+mod mpmc_bounded {
+    use super::*;
+    type F<T> = asyncband::mpmc::Bounded<T, CAP>;
+    every_flavour!();
+    bounded!();
+}
+
+#[allow(unused_mut)]
+mod mpmc_unbounded {
+    use super::*;
+    type F<T> = asyncband::mpmc::Unbounded<T>;
+    every_flavour!();
+}
+
+/// Arms of different flavours and payload types in one select, endpoints
+/// named through references and fields, and bodies that leave the loop.
+mod mixed {
+    use super::*;
+    use asyncband::{mpmc, mpsc, spsc};
+
+    struct Endpoints {
+        ticks: spsc::Receiver<spsc::Bounded<u8, 2>>,
+        names: mpmc::Receiver<mpmc::Unbounded<String>>,
+    }
+
+    #[test]
+    fn arms_mix_flavours_types_and_kinds_of_endpoint_expressions() {
+        let (mut tick_tx, ticks) = spsc::bounded::<u8, 2>();
+        let (name_tx, names) = mpmc::unbounded::<String>();
+        let (out, mut out_rx) = mpsc::unbounded::<usize>();
+        let mut endpoints = Endpoints { ticks, names };
+        let names_ref = &endpoints.names.clone();
+        tick_tx.try_send(1).unwrap();
+        name_tx.try_send("x".to_string()).unwrap();
+        let mut seen = Vec::new();
+        let ticks_ref = &mut endpoints.ticks;
+        loop {
+            select! {
+                recv(ticks_ref) -> tick => seen.push(format!("tick {}", tick.unwrap())),
+                recv(names_ref) -> name => {
+                    let name = name.unwrap();
+                    seen.push(name);
+                }
+                recv(endpoints.names) -> name => seen.push(name.unwrap()),
+                send(&out, seen.len()) -> res => {
+                    res.unwrap();
+                    if seen.len() == 2 {
+                        break;
+                    }
+                }
+            }
+        }
+        seen.sort();
+        assert_eq!(seen, ["tick 1", "x"]);
+        let sent: Vec<usize> = out_rx.try_iter().collect();
+        assert_eq!(
+            sent.last(),
+            Some(&2),
+            "the send of the last round: {sent:?}"
+        );
+    }
+
+    #[test]
+    fn a_body_can_return_an_error_with_the_question_mark() {
+        fn first(rx: &mut mpsc::Receiver<mpsc::Unbounded<u8>>) -> Result<u8, RecvError> {
+            let value = select! {
+                recv(rx) -> msg => msg?,
+            };
+            Ok(value)
+        }
+        let (tx, mut rx) = mpsc::unbounded::<u8>();
+        tx.try_send(4).unwrap();
+        assert_eq!(first(&mut rx), Ok(4));
+        drop(tx);
+        assert_eq!(first(&mut rx), Err(RecvError));
+    }
+
+    #[test]
+    fn a_select_with_only_default_runs_it() {
+        assert!(select! { default => true });
+        assert!(select! { default(Duration::ZERO) => true });
+    }
+}

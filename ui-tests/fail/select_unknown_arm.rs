@@ -1,0 +1,6 @@
+fn main() {
+    let (_tx, mut rx) = asyncband::mpsc::unbounded::<u32>();
+    asyncband::select! {
+        take(rx) -> _ => {}
+    }
+}
