@@ -656,8 +656,7 @@ impl<F: Flavour<Receivers = Many>> Receive for multi::Receiver<F> {
     }
 
     /// The registration stays only until the select returns, which cancels
-    /// it (`Select::wait`): it needs no forwarding waker, unlike
-    /// `poll_recv`'s, and so no bounds on the payload.
+    /// it (`Select::wait`).
     fn __poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Result<F::Item, RecvError>> {
         let (node, registered) = self.stream.parts();
         // SAFETY: many consumers may pop concurrently; the node is pinned in
