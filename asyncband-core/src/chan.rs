@@ -22,11 +22,13 @@
 //! The facade discharges this with `&mut self` on single-side endpoints.
 
 use std::fmt;
+use std::mem::ManuallyDrop;
 
 use crossbeam_utils::CachePadded;
 
 use crate::arity::Arity;
 use crate::error::{SendError, TryRecvError, TrySendError};
+use crate::slot::is_large;
 use crate::storage::{PopError, PushError, Storage};
 use crate::sync::{Arc, AtomicUsize, Ordering};
 use crate::wait::{Queue, WaitSet};
@@ -312,10 +314,10 @@ impl<S: Storage> Chan<S> {
     }
 
     /// Takes the value `front` found, releases its place and notifies
-    /// ([`Chan::popped`]). The value is held in a local until it is
-    /// returned: if a waker panics while the freed place is granted, the
-    /// unwind drops the value (once), where a value already moved into the
-    /// caller's return place would be neither delivered nor dropped.
+    /// ([`Chan::popped`]): the receive of a small value, held in registers
+    /// (or a local) until it is returned, so a waker that panics in the
+    /// notification drops it once. A large one goes through
+    /// [`Chan::popped_guard`] instead (see [`Popped`]).
     ///
     /// # Safety
     ///
@@ -331,6 +333,20 @@ impl<S: Storage> Chan<S> {
             self.popped();
         }
         value
+    }
+
+    /// Holds the value `front` found until the guard drops; see [`Popped`].
+    ///
+    /// # Safety
+    ///
+    /// Single-consumer contract (module docs), until the guard drops;
+    /// `front` came from this channel's storage.
+    #[inline]
+    pub(crate) unsafe fn popped_guard(&self, front: S::Front) -> Popped<'_, S> {
+        Popped {
+            chan: self,
+            front: ManuallyDrop::new(front),
+        }
     }
 
     /// Receives the next value if one is ready.
@@ -360,6 +376,12 @@ impl<S: Storage> Chan<S> {
         loop {
             // SAFETY: forwarded from the caller.
             match unsafe { self.storage.front() } {
+                Ok(front) if is_large::<S::Item>() => {
+                    // SAFETY: forwarded from the caller (single consumer).
+                    let mut popped = unsafe { self.popped_guard(front) };
+                    // SAFETY: taken once; `popped` releases it afterwards.
+                    return Ok(unsafe { popped.take() });
+                }
                 Ok(mut front) => {
                     // `Chan::take_popped`, spelled out: this shape of the arm
                     // lays out the one-thread ready path best.
@@ -615,6 +637,55 @@ impl<S: Storage> Chan<S> {
             Ok(()) => Ok(()),
             Err(PushError::Full(())) => Err(TrySendError::Full(())),
             Err(PushError::Closed(())) => Err(TrySendError::Disconnected(())),
+        }
+    }
+}
+
+/// A popped value's place, held between [`Storage::front`] and
+/// [`Storage::release_front`]: dropping the guard releases the place and
+/// wakes a sender waiting for it ([`Chan::popped`]).
+///
+/// A receive builds its result from [`Popped::take`] while the guard is
+/// alive, typically as its return expression, and the guard drops after.
+/// The value then goes from the slot straight into the result: a value
+/// held across the wake, which is opaque to the optimiser, is copied once
+/// out of the slot and once more into the result (`benches/NOTES.md`).
+///
+/// The price: if a waker panics in the wake, the unwind leaves through a
+/// function whose result is already written, and Rust does not drop a
+/// result then. The value is neither delivered nor dropped (leaked: safe,
+/// and it happens only when a waker panics); the slot, the grant and every
+/// other waiter are handled as usual.
+pub(crate) struct Popped<'a, S: Storage> {
+    chan: &'a Chan<S>,
+    front: ManuallyDrop<S::Front>,
+}
+
+impl<S: Storage> Popped<'_, S> {
+    /// Moves the value out.
+    ///
+    /// # Safety
+    ///
+    /// Called exactly once before the guard drops.
+    #[inline]
+    pub(crate) unsafe fn take(&mut self) -> S::Item {
+        // SAFETY: the front came from this storage (`Chan::popped_guard`) and
+        // is taken once (our caller's contract).
+        unsafe { self.chan.storage.take_front(&mut self.front) }
+    }
+}
+
+impl<S: Storage> Drop for Popped<'_, S> {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: the front is moved out only here, once.
+        let front = unsafe { ManuallyDrop::take(&mut self.front) };
+        // SAFETY: taken from exactly once (`Popped::take`'s contract); the
+        // single-consumer contract holds until we drop
+        // (`Chan::popped_guard`).
+        unsafe {
+            self.chan.storage.release_front(front);
+            self.chan.popped();
         }
     }
 }

@@ -24,6 +24,7 @@ use std::task::{Context, Poll};
 use crate::arity::Arity;
 use crate::chan::{Chan, RxWait, TxWait};
 use crate::error::{RecvError, SendError, TrySendError};
+use crate::slot::is_large;
 use crate::storage::{PopError, PushError, Storage};
 use crate::sync::{spin_hint, thread};
 use crate::wait::{QueueNode, WaitSet};
@@ -236,6 +237,14 @@ impl<S: Storage> Chan<S> {
         if !*registered {
             // SAFETY: single-consumer contract from the caller.
             match unsafe { self.storage().front() } {
+                Ok(front) if is_large::<S::Item>() => {
+                    // SAFETY: single-consumer contract from the caller.
+                    let mut popped = unsafe { self.popped_guard(front) };
+                    // The value lands in the result before `popped` drops
+                    // (`chan::Popped`).
+                    // SAFETY: taken once; `popped` releases it afterwards.
+                    return Poll::Ready(Ok(unsafe { popped.take() }));
+                }
                 Ok(front) => {
                     // SAFETY: single-consumer contract from the caller.
                     return Poll::Ready(Ok(unsafe { self.take_popped(front) }));
@@ -277,6 +286,14 @@ impl<S: Storage> Chan<S> {
                 None => unsafe { self.storage().front() },
             };
             match attempt {
+                Ok(front) if is_large::<S::Item>() => {
+                    // SAFETY: single-consumer contract from the caller.
+                    let mut popped = unsafe { self.popped_guard(front) };
+                    // SAFETY: the caller's contract on `node`.
+                    unsafe { self.cancel_recv(node, registered) };
+                    // SAFETY: taken once; `popped` releases it afterwards.
+                    return Poll::Ready(Ok(unsafe { popped.take() }));
+                }
                 Ok(front) => {
                     // SAFETY: the caller's contract on `node`.
                     unsafe { self.cancel_recv(node, registered) };

@@ -92,9 +92,11 @@ impl Stamp for NoStamp {
     fn store_seq_cst(&self, _: u64) {}
 }
 
-/// Whether `T` counts as large: over 128 bytes. Many producers publish a
-/// large value with a `SeqCst` stamp ([`Slot::publish`]), which costs a
-/// locked store next to the copy, so that a receiver may sleep on it.
+/// Whether `T` counts as large: over 128 bytes. A receive moves a large
+/// value straight from its slot into its result (`chan::Popped`), which
+/// saves a copy, and many producers publish a large value with a `SeqCst`
+/// stamp ([`Slot::publish`]), which costs a locked store next to the copy,
+/// so that a receiver may sleep on it.
 #[inline]
 pub(crate) const fn is_large<T>() -> bool {
     size_of::<T>() > 128

@@ -92,8 +92,11 @@
 //! - a waker that panics in `wake` does not stop the others: every waiter
 //!   that was granted capacity or a notification is woken, then the panic
 //!   propagates. If that happens inside a receive (which wakes a sender
-//!   waiting for the slot it freed), the value it had taken is dropped, not
-//!   delivered; the waiting sender's value is not lost, and the channel
+//!   waiting for the slot it freed), the value it had taken is not
+//!   delivered: a value of up to 128 bytes is dropped; a larger one, which
+//!   the receive moves straight from its slot into its result, is leaked,
+//!   since Rust does not drop a function's result when a destructor unwinds
+//!   out of it. The waiting sender's value is not lost, and the channel
 //!   works on;
 //! - polling a future again after it returned `Ready` either starts the
 //!   operation again (`recv`, `reserve`, `closed`) or panics with a message

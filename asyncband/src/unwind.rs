@@ -9,8 +9,9 @@
 //! - `Waker::wake` when a receive, a returned permit or a close wakes
 //!   waiters: every waiter handed units or a notification is woken even if
 //!   an earlier waker panics, and the first panic propagates afterwards. A
-//!   receive whose wake panics drops the value it had taken (it was neither
-//!   delivered nor leaked); the slot it freed is granted as usual.
+//!   receive whose wake panics does not deliver the value it had taken: one
+//!   of up to 128 bytes is dropped, a larger one (already moved into the
+//!   receive's result) is leaked; the slot it freed is granted as usual.
 //! - `Waker::clone` and `Waker::drop` while a waiter registers: no lock or
 //!   busy flag stays taken (`wait::Cell` releases its slot, `wait::Queue`'s
 //!   list is consistent at every point where user code runs under its lock).
