@@ -372,43 +372,63 @@ impl<S: Storage> Chan<S> {
         reason = "a ready path: out of line it costs a call per message"
     )]
     pub unsafe fn try_recv(&self) -> Result<S::Item, TryRecvError> {
+        // SAFETY: forwarded from the caller.
+        match unsafe { self.storage.front() } {
+            Ok(front) if is_large::<S::Item>() => {
+                // SAFETY: forwarded from the caller (single consumer).
+                let mut popped = unsafe { self.popped_guard(front) };
+                // SAFETY: taken once; `popped` releases it afterwards.
+                Ok(unsafe { popped.take() })
+            }
+            Ok(mut front) => {
+                // `Chan::take_popped`, spelled out: this shape of the arm
+                // lays out the one-thread ready path best.
+                // SAFETY: forwarded from the caller (single consumer);
+                // taken once, then released.
+                let value = unsafe { self.storage.take_front(&mut front) };
+                // SAFETY: as above.
+                unsafe {
+                    self.storage.release_front(front);
+                    self.popped();
+                }
+                Ok(value)
+            }
+            Err(PopError::Empty) => Err(TryRecvError::Empty),
+            Err(PopError::Closed) => Err(TryRecvError::Disconnected),
+            // SAFETY: forwarded from the caller.
+            Err(PopError::Busy) => unsafe { self.try_recv_behind_write() },
+        }
+    }
+
+    /// [`Chan::try_recv`] once the next position turned out claimed by a
+    /// producer that is still writing it: the write ends without waiting on
+    /// anything, so wait it out (spinning, then yielding in case the
+    /// producer's thread was preempted) instead of reporting a value
+    /// missing. Out of line, so the ready path stays small.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Chan::try_recv`].
+    #[cold]
+    #[inline(never)]
+    unsafe fn try_recv_behind_write(&self) -> Result<S::Item, TryRecvError> {
         let mut spins = 0;
         loop {
+            spins += 1;
+            if spins <= crate::sync::BUSY_TRY_SPINS {
+                crate::sync::spin_hint();
+            } else {
+                crate::sync::thread::yield_now();
+            }
             // SAFETY: forwarded from the caller.
             match unsafe { self.storage.front() } {
-                Ok(front) if is_large::<S::Item>() => {
-                    // SAFETY: forwarded from the caller (single consumer).
-                    let mut popped = unsafe { self.popped_guard(front) };
-                    // SAFETY: taken once; `popped` releases it afterwards.
-                    return Ok(unsafe { popped.take() });
-                }
-                Ok(mut front) => {
-                    // `Chan::take_popped`, spelled out: this shape of the arm
-                    // lays out the one-thread ready path best.
-                    // SAFETY: forwarded from the caller (single consumer);
-                    // taken once, then released.
-                    let value = unsafe { self.storage.take_front(&mut front) };
-                    // SAFETY: as above.
-                    unsafe {
-                        self.storage.release_front(front);
-                        self.popped();
-                    }
-                    return Ok(value);
-                }
+                // SAFETY: forwarded from the caller; `front` came from this
+                // storage. (A large value is taken through a local here:
+                // this path is rare, and then a panicking waker drops it.)
+                Ok(front) => return Ok(unsafe { self.take_popped(front) }),
                 Err(PopError::Empty) => return Err(TryRecvError::Empty),
                 Err(PopError::Closed) => return Err(TryRecvError::Disconnected),
-                Err(PopError::Busy) => {
-                    // A producer claimed the next position and is writing
-                    // it: the write ends without waiting on anything, so
-                    // wait it out (yielding, in case its thread was
-                    // preempted) instead of reporting a value missing.
-                    spins += 1;
-                    if spins <= crate::sync::BUSY_TRY_SPINS {
-                        crate::sync::spin_hint();
-                    } else {
-                        crate::sync::thread::yield_now();
-                    }
-                }
+                Err(PopError::Busy) => {}
             }
         }
     }
