@@ -18,16 +18,15 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use asyncband_core::Arc;
-use asyncband_core::arity::Many;
 use asyncband_core::chan::Chan;
 use asyncband_core::future::{Closed, Recv, Reserve, Send};
 use asyncband_core::storage::Capacity;
 
 use crate::error::{RecvError, SendError};
 use crate::flavour::Flavour;
-use crate::multi::Sender;
-use crate::permit::{OwnedPermit, Permit, Permits};
+use crate::permit::{Permit, Permits};
+
+pub use crate::owned::ReserveOwnedFuture;
 
 /// Sends one value, waiting for room. Created by `Sender::send`.
 ///
@@ -121,26 +120,6 @@ pub struct ReserveManyFuture<'a, F: Flavour<Storage: Capacity>> {
     chan: &'a Chan<F::Storage>,
     n: usize,
     inner: Option<Reserve<F::Storage, &'a Chan<F::Storage>>>,
-}
-
-/// Reserves one slot with a permit that owns the sender. Created by
-/// `Sender::reserve_owned`.
-///
-/// # Examples
-///
-/// ```
-/// use asyncband::mpsc;
-/// use futures::executor::block_on;
-///
-/// let (tx, mut rx) = mpsc::bounded::<u8, 1>();
-/// let permit = block_on(tx.reserve_owned()).unwrap();
-/// permit.send(1).unwrap();
-/// assert_eq!(rx.try_recv(), Ok(1));
-/// ```
-#[must_use = "futures do nothing unless polled"]
-pub struct ReserveOwnedFuture<F: Flavour<Senders = Many, Storage: Capacity>> {
-    inner: Reserve<F::Storage, Arc<Chan<F::Storage>>>,
-    sender: Option<Sender<F>>,
 }
 
 /// Resolves once the channel is closed or every receiver is gone. Created
@@ -255,41 +234,6 @@ impl<'a, F: Flavour<Storage: Capacity>> Future for ReserveManyFuture<'a, F> {
     }
 }
 
-impl<F: Flavour<Senders = Many, Storage: Capacity>> ReserveOwnedFuture<F> {
-    pub(crate) fn new(sender: Sender<F>) -> Self {
-        // SAFETY: many producers may reserve concurrently.
-        let inner = unsafe { Reserve::new(Arc::clone(&sender.chan), 1) };
-        Self {
-            inner,
-            sender: Some(sender),
-        }
-    }
-}
-
-impl<F: Flavour<Senders = Many, Storage: Capacity>> Future for ReserveOwnedFuture<F> {
-    type Output = Result<OwnedPermit<F>, SendError<Sender<F>>>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        // SAFETY: `inner` is structurally pinned; `sender` is not.
-        let this = unsafe { self.get_unchecked_mut() };
-        // Checked before the reservation is polled: polled again after it
-        // completed, it would take a unit with no sender left to hold it.
-        assert!(
-            this.sender.is_some(),
-            "`ReserveOwnedFuture` polled after completion"
-        );
-        // SAFETY: as above.
-        let result = std::task::ready!(unsafe { Pin::new_unchecked(&mut this.inner) }.poll(cx));
-        let Some(sender) = this.sender.take() else {
-            unreachable!("checked above")
-        };
-        Poll::Ready(match result {
-            Ok(()) => Ok(OwnedPermit::new(sender)),
-            Err(SendError(())) => Err(SendError(sender)),
-        })
-    }
-}
-
 impl<F: Flavour> Future for ClosedFuture<'_, F> {
     type Output = ();
 
@@ -315,9 +259,3 @@ debug_future!(RecvManyFuture);
 debug_future!(ClosedFuture);
 debug_future!(ReserveFuture, Capacity);
 debug_future!(ReserveManyFuture, Capacity);
-
-impl<F: Flavour<Senders = Many, Storage: Capacity>> fmt::Debug for ReserveOwnedFuture<F> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ReserveOwnedFuture").finish_non_exhaustive()
-    }
-}

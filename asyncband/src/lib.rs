@@ -215,9 +215,11 @@ pub mod spsc;
 
 mod batch;
 mod check;
+mod deadline;
 mod flavour;
 mod macros;
 mod multi;
+mod owned;
 mod permit;
 mod single;
 #[cfg(feature = "stream")]
@@ -234,22 +236,6 @@ pub mod __private {
 
     pub use crate::select::rt as select;
 }
-
-use asyncband_core::chan::Chan;
-use asyncband_core::storage::Storage;
-
-/// The deadline `timeout` from now; `None` (wait as long as it takes) when
-/// the instant would overflow, as for `Duration::MAX`.
-fn deadline(timeout: std::time::Duration) -> Option<std::time::Instant> {
-    std::time::Instant::now().checked_add(timeout)
-}
-
-/// Whether the channel is full, for every flavour.
-fn is_full<F: Flavour>(chan: &Chan<F::Storage>) -> bool {
-    chan.storage().is_full()
-}
-
-pub(crate) use batch::drain_into;
 
 /// The README's code, run as doctests so that it stays true.
 #[cfg(doctest)]

@@ -43,7 +43,8 @@ use crate::check;
 use crate::flavour::{Flavour, Sealed};
 
 pub use crate::multi::{Receiver, Sender, WeakReceiver, WeakSender};
-pub use crate::permit::{OwnedPermit, Permit, Permits};
+pub use crate::owned::OwnedPermit;
+pub use crate::permit::{Permit, Permits};
 
 /// A bounded MPMC channel of `CAP` slots (a power of two, at most 2^20)
 /// holding `T`s of at most `INLINE` bytes.

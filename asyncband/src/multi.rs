@@ -21,11 +21,10 @@ use crate::error::{
 };
 use crate::flavour::Flavour;
 use crate::future::{
-    ClosedFuture, RecvFuture, RecvManyFuture, ReserveFuture, ReserveManyFuture, ReserveOwnedFuture,
-    SendFuture,
+    ClosedFuture, RecvFuture, RecvManyFuture, ReserveFuture, ReserveManyFuture, SendFuture,
 };
 use crate::iter::{IntoIter, Iter, TryIter};
-use crate::permit::{OwnedPermit, Permit, Permits};
+use crate::permit::{Permit, Permits};
 use crate::single::StreamWait;
 
 /// The sending half of an [`mpsc`](crate::mpsc) or [`mpmc`](crate::mpmc)
@@ -234,7 +233,10 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
         timeout: Duration,
     ) -> Result<(), SendTimeoutError<F::Item>> {
         // SAFETY: many producers may push concurrently.
-        unsafe { self.chan.send_blocking(value, crate::deadline(timeout)) }
+        unsafe {
+            self.chan
+                .send_blocking(value, crate::deadline::after(timeout))
+        }
     }
 
     /// Sends values taken from `values` while there is room now, reserving
@@ -422,7 +424,7 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
     /// ```
     #[must_use]
     pub fn is_full(&self) -> bool {
-        crate::is_full::<F>(&self.chan)
+        self.chan.storage().is_full()
     }
 
     /// The bound, or `None` for an unbounded channel.
@@ -644,7 +646,10 @@ impl<F: Flavour<Senders = Many, Storage: Capacity>> Sender<F> {
         timeout: Duration,
     ) -> Result<Permit<'_, F>, SendTimeoutError<()>> {
         // SAFETY: many producers may reserve concurrently.
-        unsafe { self.chan.reserve_blocking(1, crate::deadline(timeout)) }?;
+        unsafe {
+            self.chan
+                .reserve_blocking(1, crate::deadline::after(timeout))
+        }?;
         Ok(Permit::new(&self.chan))
     }
 
@@ -697,62 +702,6 @@ impl<F: Flavour<Senders = Many, Storage: Capacity>> Sender<F> {
     /// ```
     pub fn reserve_many(&self, n: usize) -> ReserveManyFuture<'_, F> {
         ReserveManyFuture::new(&self.chan, n)
-    }
-
-    /// Reserves one slot now with a permit that owns this sender, for use
-    /// in a spawned task.
-    ///
-    /// # Errors
-    ///
-    /// [`TrySendError::Full`] or [`TrySendError::Disconnected`], each handing
-    /// the sender back.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use asyncband::mpsc;
-    ///
-    /// let (tx, mut rx) = mpsc::bounded::<u8, 1>();
-    /// let permit = tx.try_reserve_owned().unwrap();
-    /// let tx = permit.send(3).unwrap();
-    /// assert_eq!(rx.try_recv(), Ok(3));
-    /// assert!(tx.try_reserve_owned().is_ok());
-    /// ```
-    pub fn try_reserve_owned(self) -> Result<OwnedPermit<F>, TrySendError<Self>> {
-        // SAFETY: many producers may reserve concurrently.
-        match unsafe { self.chan.try_reserve(1) } {
-            Ok(()) => Ok(OwnedPermit::new(self)),
-            Err(TrySendError::Full(())) => Err(TrySendError::Full(self)),
-            Err(TrySendError::Disconnected(())) => Err(TrySendError::Disconnected(self)),
-        }
-    }
-
-    /// Reserves one slot, waiting in line for it, with a permit that owns
-    /// this sender.
-    ///
-    /// # Errors
-    ///
-    /// [`SendError`] with the sender when the channel is closed.
-    ///
-    /// # Cancel safety
-    ///
-    /// Dropping the future drops the sender and passes a slot it had been
-    /// granted to the next waiting sender.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// use asyncband::mpsc;
-    ///
-    /// let (tx, mut rx) = mpsc::bounded::<u8, 1>();
-    /// let permit = tx.reserve_owned().await.unwrap();
-    /// tokio::spawn(async move { permit.send(8).unwrap() });
-    /// assert_eq!(rx.recv().await, Ok(8));
-    /// # }
-    /// ```
-    pub fn reserve_owned(self) -> ReserveOwnedFuture<F> {
-        ReserveOwnedFuture::new(self)
     }
 }
 
@@ -969,7 +918,7 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
     /// ```
     pub fn recv_timeout(&self, timeout: Duration) -> Result<F::Item, RecvTimeoutError> {
         // SAFETY: many consumers may pop concurrently.
-        unsafe { self.chan.recv_blocking(crate::deadline(timeout)) }
+        unsafe { self.chan.recv_blocking(crate::deadline::after(timeout)) }
     }
 
     /// Appends up to `limit` ready values to `buf` without waiting; returns
@@ -987,7 +936,7 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
     /// ```
     pub fn try_recv_many(&self, buf: &mut Vec<F::Item>, limit: usize) -> usize {
         // SAFETY: many consumers may pop concurrently.
-        unsafe { crate::drain_into(&self.chan, buf, limit) }
+        unsafe { crate::batch::drain_into(&self.chan, buf, limit) }
     }
 
     /// Waits for at least one value, then appends up to `limit` ready values
@@ -1167,7 +1116,7 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
     /// ```
     #[must_use]
     pub fn is_full(&self) -> bool {
-        crate::is_full::<F>(&self.chan)
+        self.chan.storage().is_full()
     }
 
     /// The bound, or `None` for an unbounded channel.

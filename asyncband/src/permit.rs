@@ -12,13 +12,11 @@
 use std::fmt;
 use std::mem::ManuallyDrop;
 
-use asyncband_core::arity::Many;
 use asyncband_core::chan::Chan;
 use asyncband_core::storage::Capacity;
 
 use crate::error::{SendError, TrySendError};
 use crate::flavour::Flavour;
-use crate::multi::Sender;
 
 /// One reserved slot of a bounded channel, borrowed from its sender.
 ///
@@ -197,100 +195,5 @@ impl<F: Flavour<Storage: Capacity>> fmt::Debug for Permits<'_, F> {
         f.debug_struct("Permits")
             .field("remaining", &self.remaining)
             .finish()
-    }
-}
-
-/// One reserved slot that owns its [`Sender`], for moving into a spawned
-/// task. It counts as a sender while it lives.
-///
-/// # Examples
-///
-/// ```
-/// use asyncband::mpsc;
-///
-/// let (tx, mut rx) = mpsc::bounded::<u8, 1>();
-/// let permit = tx.try_reserve_owned().unwrap();
-/// std::thread::spawn(move || permit.send(1).unwrap()).join().unwrap();
-/// assert_eq!(rx.try_recv(), Ok(1));
-/// ```
-#[must_use = "an owned permit holds a slot of capacity until it is sent, released or dropped"]
-pub struct OwnedPermit<F: Flavour<Senders = Many, Storage: Capacity>> {
-    sender: ManuallyDrop<Sender<F>>,
-}
-
-impl<F: Flavour<Senders = Many, Storage: Capacity>> OwnedPermit<F> {
-    pub(crate) fn new(sender: Sender<F>) -> Self {
-        Self {
-            sender: ManuallyDrop::new(sender),
-        }
-    }
-
-    fn into_sender(self) -> Sender<F> {
-        let mut this = ManuallyDrop::new(self);
-        // SAFETY: `this` is never used or dropped again, so the sender is
-        // taken exactly once.
-        unsafe { ManuallyDrop::take(&mut this.sender) }
-    }
-
-    /// Sends `value` into the reserved slot, without waiting, and gives the
-    /// sender back.
-    ///
-    /// # Errors
-    ///
-    /// [`SendError`] with the value when the channel was closed or every
-    /// receiver is gone; the sender is dropped then.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use asyncband::mpsc;
-    ///
-    /// let (tx, mut rx) = mpsc::bounded::<u8, 2>();
-    /// let tx = tx.try_reserve_owned().unwrap().send(1).unwrap();
-    /// tx.try_send(2).unwrap();
-    /// assert_eq!(rx.try_recv(), Ok(1));
-    /// ```
-    pub fn send(self, value: F::Item) -> Result<Sender<F>, SendError<F::Item>> {
-        let sender = self.into_sender();
-        // SAFETY: the permit held one unit, consumed here; many producers
-        // may push concurrently.
-        unsafe { sender.chan.push_reserved(value) }?;
-        Ok(sender)
-    }
-
-    /// Gives the slot back and returns the sender.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use asyncband::mpsc;
-    ///
-    /// let (tx, _rx) = mpsc::bounded::<u8, 1>();
-    /// let tx = tx.try_reserve_owned().unwrap().release();
-    /// assert!(tx.try_send(1).is_ok());
-    /// ```
-    #[must_use = "the sender is handed back; drop the permit instead if it is not needed"]
-    pub fn release(self) -> Sender<F> {
-        let sender = self.into_sender();
-        // SAFETY: the permit held one unit; `into_sender` skipped its Drop.
-        unsafe { sender.chan.return_units(1) };
-        sender
-    }
-}
-
-impl<F: Flavour<Senders = Many, Storage: Capacity>> Drop for OwnedPermit<F> {
-    fn drop(&mut self) {
-        // SAFETY: taken exactly once, here; `into_sender` skips this Drop.
-        // Taken first, so that the sender is dropped even if a waker unwinds
-        // out of the grant below.
-        let sender = unsafe { ManuallyDrop::take(&mut self.sender) };
-        // SAFETY: the permit holds one unit.
-        unsafe { sender.chan.return_units(1) };
-    }
-}
-
-impl<F: Flavour<Senders = Many, Storage: Capacity>> fmt::Debug for OwnedPermit<F> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OwnedPermit").finish_non_exhaustive()
     }
 }

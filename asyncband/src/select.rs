@@ -854,7 +854,7 @@ impl<'a, R: Receive> Select<'a, R> {
         &mut self,
         timeout: Duration,
     ) -> Option<(usize, Result<R::Item, RecvError>)> {
-        self.wait(crate::deadline(timeout))
+        self.wait(crate::deadline::after(timeout))
     }
 
     /// Waits until `deadline` at the latest for a value from any of the

@@ -212,7 +212,10 @@ impl<F: Flavour<Senders = One>> Sender<F> {
         timeout: Duration,
     ) -> Result<(), SendTimeoutError<F::Item>> {
         // SAFETY: `&mut self` on the only sender.
-        unsafe { self.chan.send_blocking(value, crate::deadline(timeout)) }
+        unsafe {
+            self.chan
+                .send_blocking(value, crate::deadline::after(timeout))
+        }
     }
 
     /// Sends values taken from `values` while there is room now, reserving
@@ -401,7 +404,7 @@ impl<F: Flavour<Senders = One>> Sender<F> {
     /// ```
     #[must_use]
     pub fn is_full(&self) -> bool {
-        crate::is_full::<F>(&self.chan)
+        self.chan.storage().is_full()
     }
 
     /// The bound, or `None` for an unbounded channel.
@@ -561,7 +564,10 @@ impl<F: Flavour<Senders = One, Storage: Capacity>> Sender<F> {
         timeout: Duration,
     ) -> Result<Permit<'_, F>, SendTimeoutError<()>> {
         // SAFETY: `&mut self` on the only sender.
-        unsafe { self.chan.reserve_blocking(1, crate::deadline(timeout)) }?;
+        unsafe {
+            self.chan
+                .reserve_blocking(1, crate::deadline::after(timeout))
+        }?;
         Ok(Permit::new(&self.chan))
     }
 
@@ -738,7 +744,7 @@ impl<F: Flavour<Receivers = One>> Receiver<F> {
     /// ```
     pub fn recv_timeout(&mut self, timeout: Duration) -> Result<F::Item, RecvTimeoutError> {
         // SAFETY: `&mut self` on the only receiver.
-        unsafe { self.chan.recv_blocking(crate::deadline(timeout)) }
+        unsafe { self.chan.recv_blocking(crate::deadline::after(timeout)) }
     }
 
     /// Appends up to `limit` ready values to `buf` without waiting; returns
@@ -759,7 +765,7 @@ impl<F: Flavour<Receivers = One>> Receiver<F> {
     /// ```
     pub fn try_recv_many(&mut self, buf: &mut Vec<F::Item>, limit: usize) -> usize {
         // SAFETY: `&mut self` on the only receiver.
-        unsafe { crate::drain_into(&self.chan, buf, limit) }
+        unsafe { crate::batch::drain_into(&self.chan, buf, limit) }
     }
 
     /// Waits for at least one value, then appends up to `limit` ready values
@@ -969,7 +975,7 @@ impl<F: Flavour<Receivers = One>> Receiver<F> {
     /// ```
     #[must_use]
     pub fn is_full(&self) -> bool {
-        crate::is_full::<F>(&self.chan)
+        self.chan.storage().is_full()
     }
 
     /// The bound, or `None` for an unbounded channel.

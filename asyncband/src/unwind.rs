@@ -29,11 +29,10 @@ use asyncband_core::arity::{Many, One};
 use asyncband_core::storage::Capacity;
 
 use crate::flavour::Flavour;
-use crate::future::{
-    ClosedFuture, RecvFuture, ReserveFuture, ReserveManyFuture, ReserveOwnedFuture, SendFuture,
-};
+use crate::future::{ClosedFuture, RecvFuture, ReserveFuture, ReserveManyFuture, SendFuture};
 use crate::multi::{self, WeakReceiver, WeakSender};
-use crate::permit::{OwnedPermit, Permit, Permits};
+use crate::owned::{OwnedPermit, ReserveOwnedFuture};
+use crate::permit::{Permit, Permits};
 use crate::single;
 
 /// Implements both traits for each listed type, under the given bounds.
