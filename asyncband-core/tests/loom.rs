@@ -631,3 +631,46 @@ fn a_parked_receiver_is_woken_by_the_one_send_a_forgotten_recv_future_was_notifi
         assert_eq!(receiver.join().unwrap(), 1);
     });
 }
+
+#[test]
+fn a_thread_parked_on_two_receives_is_woken_by_either_and_takes_exactly_one() {
+    // What `select!` does: one thread polls two receive futures in turn with
+    // one parking waker (`park::block_on`), takes the first that is ready
+    // and drops the other, which withdraws its registration.
+    loom::model(|| {
+        let a = Chan::<Ring<u32, 1, Many, Many>>::new();
+        let b = Chan::<List<u32, Many, Many>>::new();
+        let selector = {
+            let (a, b) = (a.clone(), b.clone());
+            thread::spawn(move || {
+                // SAFETY: many consumers.
+                let mut recv_a = pin!(unsafe { Recv::new(&*a) });
+                // SAFETY: many consumers.
+                let mut recv_b = pin!(unsafe { Recv::new(&*b) });
+                let chosen = pin!(std::future::poll_fn(|cx| {
+                    if let Poll::Ready(got) = recv_a.as_mut().poll(cx) {
+                        return Poll::Ready(('a', got));
+                    }
+                    recv_b.as_mut().poll(cx).map(|got| ('b', got))
+                }));
+                asyncband_core::park::block_on(chosen, None, asyncband_core::park::Backoff::new)
+                    .expect("no deadline")
+            })
+        };
+        // Each channel gets one value; the select takes exactly one of
+        // them, and the other stays queued for the next receiver.
+        a.try_send(1).unwrap();
+        b.try_send(2).unwrap();
+        let (which, got) = selector.join().unwrap();
+        let left = if which == 'a' {
+            assert_eq!(got, Ok(1));
+            // SAFETY: many consumers; the selector has finished.
+            unsafe { b.try_recv() }
+        } else {
+            assert_eq!(got, Ok(2));
+            // SAFETY: as above.
+            unsafe { a.try_recv() }
+        };
+        assert!(left.is_ok(), "the receive not chosen took nothing");
+    });
+}
