@@ -61,6 +61,23 @@
 //! to move values, so their futures are `Send`; cloneable sides take `&self`.
 //! An optional `INLINE` parameter caps the payload size at compile time.
 //!
+//! Pick the narrowest topology that fits: a single side needs no atomic
+//! read-modify-write per message, a many side one claim. Bounded channels
+//! preallocate their ring and make senders wait (backpressure); unbounded
+//! ones never make a sender wait and grow block by block.
+//!
+//! # Capacity and permits
+//!
+//! Queued values plus held permits never exceed `CAP`, also across a
+//! cancelled send or receive. A permit ([`mpsc::Permit`], from `reserve`)
+//! holds one slot before the value exists; its `send` cannot find the
+//! channel full. `reserve_many(n)` holds `n` at once (`n > CAP` is an error,
+//! never a hang); `reserve_owned` returns an [`mpsc::OwnedPermit`] that owns
+//! its sender, for another task. Dropping a permit gives its slot to the
+//! oldest waiting sender. After `close`, or once every receiver is gone, a
+//! held permit's `send` hands its value back instead of delivering it (where
+//! tokio's permit still delivers). `mem::forget` of a permit leaks its slot.
+//!
 //! # Disconnection
 //!
 //! When every sender is gone, or `close` is called, receivers first drain

@@ -20,6 +20,10 @@ use crate::flavour::Flavour;
 
 /// One reserved slot of a bounded channel, borrowed from its sender.
 ///
+/// Unlike tokio's, a permit does not keep a closed channel open for its
+/// value: after `close`, or once every receiver is gone, its `send` hands
+/// the value back, so receivers never wait for permits still held.
+///
 /// # Examples
 ///
 /// ```
