@@ -4,7 +4,9 @@ use asyncband_core::chan::Chan;
 use asyncband_core::future::Reserve;
 use asyncband_core::storage::Storage;
 
-use crate::error::{SendError, TrySendError};
+use std::task::Poll;
+
+use crate::error::{RecvError, SendError, TrySendError};
 
 /// Appends up to `limit` ready values to `buf`; returns how many.
 ///
@@ -29,6 +31,24 @@ pub(crate) unsafe fn drain_into<S: Storage>(
         }
     }
     taken
+}
+
+/// The rest of a `poll_recv_many`: after `first` (a receive's poll), moves
+/// its value to `buf` and appends what `drain` takes; `Ready(0)` when the
+/// channel is closed and drained.
+pub(crate) fn then_drain<T>(
+    first: Poll<Result<T, RecvError>>,
+    buf: &mut Vec<T>,
+    drain: impl FnOnce(&mut Vec<T>) -> usize,
+) -> Poll<usize> {
+    match first {
+        Poll::Pending => Poll::Pending,
+        Poll::Ready(Err(RecvError)) => Poll::Ready(0),
+        Poll::Ready(Ok(value)) => {
+            buf.push(value);
+            Poll::Ready(1 + drain(buf))
+        }
+    }
 }
 
 /// How many units a batch asks for at most in one step.

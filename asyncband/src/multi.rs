@@ -1461,16 +1461,6 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
     /// ```
     pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Result<F::Item, RecvError>> {
         let (node, registered) = self.stream.parts();
-        if !*registered {
-            // The ready path, without making a waker.
-            // SAFETY: the single-consumer contract does not apply to many
-            // receivers.
-            match unsafe { self.chan.try_recv() } {
-                Ok(value) => return Poll::Ready(Ok(value)),
-                Err(TryRecvError::Disconnected) => return Poll::Ready(Err(RecvError)),
-                Err(TryRecvError::Empty) => {}
-            }
-        }
         // SAFETY: many consumers may pop concurrently; the node is pinned in
         // its box, only used with this channel, and cancelled on `Drop`.
         unsafe { self.chan.poll_recv(node, registered, cx) }
@@ -1507,13 +1497,7 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
         if limit == 0 {
             return Poll::Ready(0);
         }
-        match self.poll_recv(cx) {
-            Poll::Pending => Poll::Pending,
-            Poll::Ready(Err(RecvError)) => Poll::Ready(0),
-            Poll::Ready(Ok(first)) => {
-                buf.push(first);
-                Poll::Ready(1 + self.try_recv_many(buf, limit - 1))
-            }
-        }
+        let first = self.poll_recv(cx);
+        crate::batch::then_drain(first, buf, |buf| self.try_recv_many(buf, limit - 1))
     }
 }

@@ -1251,13 +1251,7 @@ impl<F: Flavour<Receivers = One>> Receiver<F> {
         if limit == 0 {
             return Poll::Ready(0);
         }
-        match self.poll_recv(cx) {
-            Poll::Pending => Poll::Pending,
-            Poll::Ready(Err(RecvError)) => Poll::Ready(0),
-            Poll::Ready(Ok(first)) => {
-                buf.push(first);
-                Poll::Ready(1 + self.try_recv_many(buf, limit - 1))
-            }
-        }
+        let first = self.poll_recv(cx);
+        crate::batch::then_drain(first, buf, |buf| self.try_recv_many(buf, limit - 1))
     }
 }
