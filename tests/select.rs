@@ -27,6 +27,53 @@ const ROUNDS: usize = 10_000;
 macro_rules! every_flavour {
     () => {
         #[test]
+        fn tokio_and_futures_select_over_receives_lose_and_duplicate_nothing() {
+            within(|| {
+                let n = scale(2_000) as u64;
+                let (mut a_tx, mut a) = F::<u64>::channel();
+                let (mut b_tx, mut b) = F::<u64>::channel();
+                asyncband_tests::current_thread().block_on(async move {
+                    let producer = tokio::spawn(async move {
+                        for i in 0..n {
+                            a_tx.send(i).await.unwrap();
+                            b_tx.send(i).await.unwrap();
+                            if i % 7 == 0 {
+                                tokio::task::yield_now().await;
+                            }
+                        }
+                    });
+                    let (mut got_a, mut got_b) = (Vec::new(), Vec::new());
+                    let mut round = 0u64;
+                    while got_a.len() + got_b.len() < 2 * n as usize {
+                        round += 1;
+                        // Every round builds fresh receive futures; the ones
+                        // not chosen are dropped, which must take nothing.
+                        if round % 2 == 0 {
+                            // A drained channel whose producer is done
+                            // completes its arm at once with an error.
+                            tokio::select! {
+                                v = a.recv() => got_a.extend(v.ok()),
+                                v = b.recv() => got_b.extend(v.ok()),
+                                () = tokio::task::yield_now() => {}
+                            }
+                        } else {
+                            use futures::FutureExt;
+                            futures::select! {
+                                v = a.recv().fuse() => got_a.extend(v.ok()),
+                                v = b.recv().fuse() => got_b.extend(v.ok()),
+                                () = tokio::task::yield_now().fuse() => {}
+                            }
+                        }
+                    }
+                    producer.await.unwrap();
+                    let expected: Vec<u64> = (0..n).collect();
+                    assert_eq!(got_a, expected, "each value once, in order");
+                    assert_eq!(got_b, expected, "each value once, in order");
+                });
+            });
+        }
+
+        #[test]
         fn a_select_loop_with_random_timeouts_and_closes_receives_each_accepted_value_once() {
             let seed = test_seed();
             let _report = SeedReport::new("select loop", seed);
