@@ -29,12 +29,12 @@ macro_rules! every_flavour {
         #[test]
         fn tokio_and_futures_select_over_receives_lose_and_duplicate_nothing() {
             within(|| {
-                let n = scale(2_000) as u64;
+                let n = scale(2_000);
                 let (mut a_tx, mut a) = F::<u64>::channel();
                 let (mut b_tx, mut b) = F::<u64>::channel();
                 asyncband_tests::current_thread().block_on(async move {
                     let producer = tokio::spawn(async move {
-                        for i in 0..n {
+                        for i in (0..n).map(|i| i as u64) {
                             a_tx.send(i).await.unwrap();
                             b_tx.send(i).await.unwrap();
                             if i % 7 == 0 {
@@ -44,7 +44,7 @@ macro_rules! every_flavour {
                     });
                     let (mut got_a, mut got_b) = (Vec::new(), Vec::new());
                     let mut round = 0u64;
-                    while got_a.len() + got_b.len() < 2 * n as usize {
+                    while got_a.len() + got_b.len() < 2 * n {
                         round += 1;
                         // Every round builds fresh receive futures; the ones
                         // not chosen are dropped, which must take nothing.
@@ -66,7 +66,7 @@ macro_rules! every_flavour {
                         }
                     }
                     producer.await.unwrap();
-                    let expected: Vec<u64> = (0..n).collect();
+                    let expected: Vec<u64> = (0..n).map(|i| i as u64).collect();
                     assert_eq!(got_a, expected, "each value once, in order");
                     assert_eq!(got_b, expected, "each value once, in order");
                 });
