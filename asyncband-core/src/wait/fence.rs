@@ -35,9 +35,9 @@
 //!   or any short exchange never makes the system call, which costs
 //!   microseconds whenever another thread of the process is running (an
 //!   inter-processor interrupt per CPU that runs one). A channel that
-//!   streams hardly notices so few fenced publishes; a whole [`PLAIN_AFTER`]
-//!   of them at the start made the `threads` bench's SPSC capacity-1024
-//!   runs settle into their slow mode twice as often.
+//!   streams hardly notices so few fenced publishes, where a whole
+//!   [`PLAIN_AFTER`] of them at the start would keep a streaming channel
+//!   on `SeqCst` stores too long (`benches/NOTES.md`).
 //! - The publisher reads the mode at the start of each publish. On
 //!   `REQUESTED` it stores `FENCED` (a `SeqCst` store, which also makes every
 //!   earlier publish visible to whoever reads `FENCED`) and publishes fenced
@@ -58,10 +58,9 @@
 //!   a stretch runs out even while waiters come often. The next waiter then
 //!   comes right after the switch to `PLAIN`, the bet counts as lost and
 //!   the stretch doubles, so such a channel is soon fenced for all but a
-//!   few publishes in 2^20. Counting served waiters instead was measured:
-//!   it kept streaming SPSC channels fenced for good, where each `SeqCst`
-//!   store waits for the other core, and the `threads` bench at capacity
-//!   1024 ran about twice as slow.
+//!   few publishes in 2^20. Counting served waiters instead would keep a
+//!   streaming SPSC channel fenced for good, each `SeqCst` store waiting
+//!   for the other core.
 //!
 //! Where `membarrier` is not available (another OS, a seccomp filter,
 //! Miri, loom) the mode is `FENCED` forever and this module costs one
