@@ -754,3 +754,75 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> fmt::Debug for Closed<S, H> {
             .finish_non_exhaustive()
     }
 }
+
+/// Waits for one value, then takes up to `limit - 1` more that are ready;
+/// resolves to how many it appended to the buffer (0 once the channel is
+/// closed and drained, or when `limit` is 0).
+///
+/// # Cancel safety
+///
+/// As [`Recv`]: values are appended only by the poll that returns.
+pub struct RecvMany<'b, S: Storage, H: Deref<Target = Chan<S>>> {
+    recv: Recv<S, H>,
+    buf: &'b mut Vec<S::Item>,
+    limit: usize,
+}
+
+impl<'b, S: Storage, H: Deref<Target = Chan<S>>> RecvMany<'b, S, H> {
+    /// A future that receives into `buf` from `chan`.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Recv::new`].
+    pub unsafe fn new(chan: H, buf: &'b mut Vec<S::Item>, limit: usize) -> Self {
+        Self {
+            // SAFETY: forwarded from the caller.
+            recv: unsafe { Recv::new(chan) },
+            buf,
+            limit,
+        }
+    }
+}
+
+impl<S: Storage, H: Deref<Target = Chan<S>>> Future for RecvMany<'_, S, H> {
+    type Output = usize;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<usize> {
+        // SAFETY: `recv` is structurally pinned: never moved out of `self`;
+        // `buf` and `limit` are not pinned.
+        let this = unsafe { self.get_unchecked_mut() };
+        if this.limit == 0 {
+            return Poll::Ready(0);
+        }
+        // SAFETY: as above.
+        let recv = unsafe { Pin::new_unchecked(&mut this.recv) };
+        match std::task::ready!(recv.poll(cx)) {
+            Err(RecvError) => Poll::Ready(0),
+            Ok(first) => {
+                this.buf.push(first);
+                let mut taken = 1;
+                while taken < this.limit {
+                    // SAFETY: the consumer-side contract `new` was made with
+                    // holds for the future's life.
+                    match unsafe { this.recv.chan.try_recv() } {
+                        Ok(value) => {
+                            this.buf.push(value);
+                            taken += 1;
+                        }
+                        Err(_) => break,
+                    }
+                }
+                Poll::Ready(taken)
+            }
+        }
+    }
+}
+
+impl<S: Storage, H: Deref<Target = Chan<S>>> fmt::Debug for RecvMany<'_, S, H> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RecvMany")
+            .field("recv", &self.recv)
+            .field("limit", &self.limit)
+            .finish_non_exhaustive()
+    }
+}

@@ -43,6 +43,7 @@ compile_error!(
 
 pub mod arity;
 pub mod chan;
+pub mod endpoint;
 pub mod error;
 pub mod future;
 pub mod list;

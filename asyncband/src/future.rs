@@ -19,8 +19,10 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use asyncband_core::chan::Chan;
-use asyncband_core::future::{Closed, Recv, Reserve, Send};
+use asyncband_core::endpoint::{ProducerRef, ReserveUnits};
+use asyncband_core::future::{Closed, Recv, RecvMany, Send};
 use asyncband_core::storage::Capacity;
+use pin_project_lite::pin_project;
 
 use crate::error::{RecvError, SendError};
 use crate::flavour::Flavour;
@@ -28,116 +30,153 @@ use crate::permit::{Permit, Permits};
 
 pub use crate::owned::ReserveOwnedFuture;
 
-/// Sends one value, waiting for room. Created by `Sender::send`.
-///
-/// # Examples
-///
-/// ```
-/// use asyncband::mpsc;
-/// use futures::executor::block_on;
-///
-/// let (tx, mut rx) = mpsc::bounded::<u8, 1>();
-/// block_on(tx.send(1)).unwrap();
-/// assert_eq!(rx.try_recv(), Ok(1));
-/// ```
-#[must_use = "futures do nothing unless polled"]
-pub struct SendFuture<'a, F: Flavour> {
-    pub(crate) inner: Send<F::Storage, &'a Chan<F::Storage>>,
+pin_project! {
+    /// Sends one value, waiting for room. Created by `Sender::send`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpsc;
+    /// use futures::executor::block_on;
+    ///
+    /// let (tx, mut rx) = mpsc::bounded::<u8, 1>();
+    /// block_on(tx.send(1)).unwrap();
+    /// assert_eq!(rx.try_recv(), Ok(1));
+    /// ```
+    #[must_use = "futures do nothing unless polled"]
+    pub struct SendFuture<'a, F>
+    where
+        F: Flavour,
+    {
+        #[pin]
+        pub(crate) inner: Send<F::Storage, &'a Chan<F::Storage>>,
+    }
 }
 
-/// Receives one value, waiting for one. Created by `Receiver::recv`.
-///
-/// # Examples
-///
-/// ```
-/// use asyncband::mpsc;
-/// use futures::executor::block_on;
-///
-/// let (tx, mut rx) = mpsc::bounded::<u8, 1>();
-/// tx.try_send(1).unwrap();
-/// assert_eq!(block_on(rx.recv()), Ok(1));
-/// ```
-#[must_use = "futures do nothing unless polled"]
-pub struct RecvFuture<'a, F: Flavour> {
-    pub(crate) inner: Recv<F::Storage, &'a Chan<F::Storage>>,
+pin_project! {
+    /// Receives one value, waiting for one. Created by `Receiver::recv`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpsc;
+    /// use futures::executor::block_on;
+    ///
+    /// let (tx, mut rx) = mpsc::bounded::<u8, 1>();
+    /// tx.try_send(1).unwrap();
+    /// assert_eq!(block_on(rx.recv()), Ok(1));
+    /// ```
+    #[must_use = "futures do nothing unless polled"]
+    pub struct RecvFuture<'a, F>
+    where
+        F: Flavour,
+    {
+        #[pin]
+        pub(crate) inner: Recv<F::Storage, &'a Chan<F::Storage>>,
+    }
 }
 
-/// Waits for at least one value, then takes a batch. Created by
-/// `Receiver::recv_many`.
-///
-/// # Examples
-///
-/// ```
-/// use asyncband::mpsc;
-/// use futures::executor::block_on;
-///
-/// let (tx, mut rx) = mpsc::bounded::<u8, 4>();
-/// tx.try_send(1).unwrap();
-/// tx.try_send(2).unwrap();
-/// let mut buf = Vec::new();
-/// assert_eq!(block_on(rx.recv_many(&mut buf, 8)), 2);
-/// ```
-#[must_use = "futures do nothing unless polled"]
-pub struct RecvManyFuture<'a, F: Flavour> {
-    pub(crate) inner: Recv<F::Storage, &'a Chan<F::Storage>>,
-    pub(crate) chan: &'a Chan<F::Storage>,
-    pub(crate) buf: &'a mut Vec<F::Item>,
-    pub(crate) limit: usize,
+pin_project! {
+    /// Waits for at least one value, then takes a batch. Created by
+    /// `Receiver::recv_many`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpsc;
+    /// use futures::executor::block_on;
+    ///
+    /// let (tx, mut rx) = mpsc::bounded::<u8, 4>();
+    /// tx.try_send(1).unwrap();
+    /// tx.try_send(2).unwrap();
+    /// let mut buf = Vec::new();
+    /// assert_eq!(block_on(rx.recv_many(&mut buf, 8)), 2);
+    /// ```
+    #[must_use = "futures do nothing unless polled"]
+    pub struct RecvManyFuture<'a, F>
+    where
+        F: Flavour,
+    {
+        #[pin]
+        pub(crate) inner: RecvMany<'a, F::Storage, &'a Chan<F::Storage>>,
+    }
 }
 
-/// Reserves one slot, waiting for it. Created by `Sender::reserve`.
-///
-/// # Examples
-///
-/// ```
-/// use asyncband::mpsc;
-/// use futures::executor::block_on;
-///
-/// let (tx, mut rx) = mpsc::bounded::<u8, 1>();
-/// block_on(tx.reserve()).unwrap().send(1).unwrap();
-/// assert_eq!(rx.try_recv(), Ok(1));
-/// ```
-#[must_use = "futures do nothing unless polled"]
-pub struct ReserveFuture<'a, F: Flavour<Storage: Capacity>> {
-    pub(crate) inner: Reserve<F::Storage, &'a Chan<F::Storage>>,
+pin_project! {
+    /// Reserves one slot, waiting for it. Created by `Sender::reserve`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpsc;
+    /// use futures::executor::block_on;
+    ///
+    /// let (tx, mut rx) = mpsc::bounded::<u8, 1>();
+    /// block_on(tx.reserve()).unwrap().send(1).unwrap();
+    /// assert_eq!(rx.try_recv(), Ok(1));
+    /// ```
+    #[must_use = "futures do nothing unless polled"]
+    pub struct ReserveFuture<'a, F>
+    where
+        F: Flavour,
+        F::Storage: Capacity,
+    {
+        #[pin]
+        pub(crate) inner: ReserveUnits<F::Storage, &'a Chan<F::Storage>>,
+    }
 }
 
-/// Reserves several slots, waiting for them. Created by
-/// `Sender::reserve_many`.
-///
-/// # Examples
-///
-/// ```
-/// use asyncband::mpsc;
-/// use futures::executor::block_on;
-///
-/// let (tx, _rx) = mpsc::bounded::<u8, 4>();
-/// assert_eq!(block_on(tx.reserve_many(3)).unwrap().len(), 3);
-/// assert!(block_on(tx.reserve_many(5)).is_err());
-/// ```
-#[must_use = "futures do nothing unless polled"]
-pub struct ReserveManyFuture<'a, F: Flavour<Storage: Capacity>> {
-    chan: &'a Chan<F::Storage>,
-    n: usize,
-    inner: Option<Reserve<F::Storage, &'a Chan<F::Storage>>>,
+pin_project! {
+    /// Reserves several slots, waiting for them. Created by
+    /// `Sender::reserve_many`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpsc;
+    /// use futures::executor::block_on;
+    ///
+    /// let (tx, _rx) = mpsc::bounded::<u8, 4>();
+    /// assert_eq!(block_on(tx.reserve_many(3)).unwrap().len(), 3);
+    /// assert!(block_on(tx.reserve_many(5)).is_err());
+    /// ```
+    #[must_use = "futures do nothing unless polled"]
+    pub struct ReserveManyFuture<'a, F>
+    where
+        F: Flavour,
+        F::Storage: Capacity,
+    {
+        // Waits for `1 <= n <= CAP` units; `None` for any other `n`.
+        #[pin]
+        inner: Option<ReserveUnits<F::Storage, &'a Chan<F::Storage>>>,
+        // For `n == 0`: the right to check, when polled, that the channel
+        // is open.
+        now: Option<ProducerRef<'a, F::Storage>>,
+    }
 }
 
-/// Resolves once the channel is closed or every receiver is gone. Created
-/// by `Sender::closed`.
-///
-/// # Examples
-///
-/// ```
-/// use asyncband::mpsc;
-/// use futures::executor::block_on;
-///
-/// let (tx, rx) = mpsc::bounded::<u8, 1>();
-/// drop(rx);
-/// block_on(tx.closed());
-/// ```
-#[must_use = "futures do nothing unless polled"]
-pub struct ClosedFuture<'a, F: Flavour> {
-    pub(crate) inner: Closed<F::Storage, &'a Chan<F::Storage>>,
+pin_project! {
+    /// Resolves once the channel is closed or every receiver is gone. Created
+    /// by `Sender::closed`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpsc;
+    /// use futures::executor::block_on;
+    ///
+    /// let (tx, rx) = mpsc::bounded::<u8, 1>();
+    /// drop(rx);
+    /// block_on(tx.closed());
+    /// ```
+    #[must_use = "futures do nothing unless polled"]
+    pub struct ClosedFuture<'a, F>
+    where
+        F: Flavour,
+    {
+        #[pin]
+        pub(crate) inner: Closed<F::Storage, &'a Chan<F::Storage>>,
+    }
 }
 
 impl<F: Flavour> Future for SendFuture<'_, F> {
@@ -145,8 +184,7 @@ impl<F: Flavour> Future for SendFuture<'_, F> {
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        // SAFETY: `inner` is structurally pinned: never moved out of `self`.
-        unsafe { self.map_unchecked_mut(|this| &mut this.inner) }.poll(cx)
+        self.project().inner.poll(cx)
     }
 }
 
@@ -156,11 +194,10 @@ impl<F: Flavour> Future for RecvFuture<'_, F> {
     #[inline(always)]
     #[allow(
         clippy::inline_always,
-        reason = "the receive's ready path; LLVM kept this poll out of line, a call with six saved registers per message"
+        reason = "the receive's ready path; out of line it is a call with six saved registers per message"
     )]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        // SAFETY: `inner` is structurally pinned.
-        unsafe { self.map_unchecked_mut(|this| &mut this.inner) }.poll(cx)
+        self.project().inner.poll(cx)
     }
 }
 
@@ -168,24 +205,7 @@ impl<F: Flavour> Future for RecvManyFuture<'_, F> {
     type Output = usize;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<usize> {
-        // SAFETY: `inner` is structurally pinned; the other fields are not
-        // and are only used through `&mut`.
-        let this = unsafe { self.get_unchecked_mut() };
-        if this.limit == 0 {
-            return Poll::Ready(0);
-        }
-        // SAFETY: as above.
-        match unsafe { Pin::new_unchecked(&mut this.inner) }.poll(cx) {
-            Poll::Pending => Poll::Pending,
-            Poll::Ready(Err(RecvError)) => Poll::Ready(0),
-            Poll::Ready(Ok(first)) => {
-                this.buf.push(first);
-                // SAFETY: the future holds the receiver's borrow (exclusive
-                // for a single receiver), the consumer-side contract.
-                let more = unsafe { crate::batch::drain_into(this.chan, this.buf, this.limit - 1) };
-                Poll::Ready(1 + more)
-            }
-        }
+        self.project().inner.poll(cx)
     }
 }
 
@@ -193,20 +213,23 @@ impl<'a, F: Flavour<Storage: Capacity>> Future for ReserveFuture<'a, F> {
     type Output = Result<Permit<'a, F>, SendError<()>>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        // SAFETY: `inner` is structurally pinned.
-        let inner = unsafe { self.map_unchecked_mut(|this| &mut this.inner) };
-        let chan = inner.handle();
-        inner.poll(cx).map_ok(|()| Permit::new(chan))
+        self.project().inner.poll(cx).map_ok(Permit::new)
     }
 }
 
 impl<'a, F: Flavour<Storage: Capacity>> ReserveManyFuture<'a, F> {
-    pub(crate) fn new(chan: &'a Chan<F::Storage>, n: usize) -> Self {
-        let fits = (1..=<F::Storage as Capacity>::CAP).contains(&n);
-        // SAFETY: the future is created from the sender's borrow (exclusive
-        // for a single sender) and holds it for its whole life.
-        let inner = fits.then(|| unsafe { Reserve::new(chan, n) });
-        Self { chan, n, inner }
+    pub(crate) fn new(tx: ProducerRef<'a, F::Storage>, n: usize) -> Self {
+        if (1..=<F::Storage as Capacity>::CAP).contains(&n) {
+            Self {
+                inner: Some(tx.reserve(n)),
+                now: None,
+            }
+        } else {
+            Self {
+                inner: None,
+                now: (n == 0).then_some(tx),
+            }
+        }
     }
 }
 
@@ -214,23 +237,20 @@ impl<'a, F: Flavour<Storage: Capacity>> Future for ReserveManyFuture<'a, F> {
     type Output = Result<Permits<'a, F>, SendError<()>>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        // SAFETY: `inner` is structurally pinned; `chan` and `n` are Copy.
-        let this = unsafe { self.get_unchecked_mut() };
-        let (chan, n) = (this.chan, this.n);
-        if n == 0 {
+        let this = self.project();
+        if let Some(inner) = this.inner.as_pin_mut() {
+            return inner.poll(cx).map_ok(Permits::new);
+        }
+        Poll::Ready(match this.now.take() {
             // Nothing to wait for, but a closed channel is still an error.
-            return Poll::Ready(if chan.is_closed() {
-                Err(SendError(()))
-            } else {
-                Ok(Permits::new(chan, 0))
-            });
-        }
-        // SAFETY: as above.
-        match unsafe { Pin::new_unchecked(&mut this.inner) }.as_pin_mut() {
-            // More than the capacity can never be granted: an error, not a hang.
-            None => Poll::Ready(Err(SendError(()))),
-            Some(inner) => inner.poll(cx).map_ok(|()| Permits::new(chan, n)),
-        }
+            Some(tx) => tx
+                .try_reserve(0)
+                .map(Permits::new)
+                .map_err(|_| SendError(())),
+            // More than the capacity can never be granted: an error, not a
+            // hang.
+            None => Err(SendError(())),
+        })
     }
 }
 
@@ -238,8 +258,7 @@ impl<F: Flavour> Future for ClosedFuture<'_, F> {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        // SAFETY: `inner` is structurally pinned.
-        unsafe { self.map_unchecked_mut(|this| &mut this.inner) }.poll(cx)
+        self.project().inner.poll(cx)
     }
 }
 

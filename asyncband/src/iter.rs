@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use asyncband_core::chan::Chan;
+use asyncband_core::endpoint::ConsumerRef;
 
 use crate::flavour::Flavour;
 
@@ -22,7 +22,7 @@ use crate::flavour::Flavour;
 /// assert_eq!(iter.next(), None);
 /// ```
 pub struct Iter<'a, F: Flavour> {
-    chan: &'a Chan<F::Storage>,
+    rx: ConsumerRef<'a, F::Storage>,
 }
 
 /// Yields the values ready now; ends at the first empty check. Created by
@@ -40,7 +40,7 @@ pub struct Iter<'a, F: Flavour> {
 /// assert_eq!(iter.next(), None);
 /// ```
 pub struct TryIter<'a, F: Flavour> {
-    chan: &'a Chan<F::Storage>,
+    rx: ConsumerRef<'a, F::Storage>,
 }
 
 /// An owning blocking iterator over a receiver. Created by
@@ -73,8 +73,8 @@ impl<'a, F: Flavour> Iter<'a, F> {
     /// # Contract
     ///
     /// Created from `&'a mut` a single receiver, or `&'a` a multi receiver.
-    pub(crate) fn new(chan: &'a Chan<F::Storage>) -> Self {
-        Self { chan }
+    pub(crate) fn new(rx: ConsumerRef<'a, F::Storage>) -> Self {
+        Self { rx }
     }
 }
 
@@ -82,8 +82,8 @@ impl<'a, F: Flavour> TryIter<'a, F> {
     /// # Contract
     ///
     /// As for [`Iter::new`].
-    pub(crate) fn new(chan: &'a Chan<F::Storage>) -> Self {
-        Self { chan }
+    pub(crate) fn new(rx: ConsumerRef<'a, F::Storage>) -> Self {
+        Self { rx }
     }
 }
 
@@ -97,9 +97,7 @@ impl<F: Flavour> Iterator for Iter<'_, F> {
     type Item = F::Item;
 
     fn next(&mut self) -> Option<F::Item> {
-        // SAFETY: made from an exclusive borrow of a single receiver (it is
-        // then the only consumer) or a shared borrow of a multi receiver.
-        unsafe { self.chan.recv_blocking(None) }.ok()
+        self.rx.recv_blocking(None).ok()
     }
 }
 
@@ -107,8 +105,7 @@ impl<F: Flavour> Iterator for TryIter<'_, F> {
     type Item = F::Item;
 
     fn next(&mut self) -> Option<F::Item> {
-        // SAFETY: as for `Iter`.
-        unsafe { self.chan.try_recv() }.ok()
+        self.rx.try_recv().ok()
     }
 }
 

@@ -35,7 +35,7 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use asyncband_core::arity::Many;
-use asyncband_core::chan::Chan;
+use asyncband_core::endpoint;
 use asyncband_core::list::List;
 use asyncband_core::ring::Ring;
 
@@ -91,8 +91,11 @@ impl<T, const CAP: usize, const INLINE: usize> Bounded<T, CAP, INLINE> {
     pub fn channel() -> (Sender<Self>, Receiver<Self>) {
         const { check::capacity::<CAP>() };
         const { check::inline::<T, INLINE>() };
-        let chan = Chan::new();
-        (Sender::new(chan.clone()), Receiver::new(chan))
+        let (tx, rx) = endpoint::channel();
+        (
+            Sender::new(tx.into_shared()),
+            Receiver::new(rx.into_shared()),
+        )
     }
 }
 
@@ -111,8 +114,11 @@ impl<T, const INLINE: usize> Unbounded<T, INLINE> {
     #[must_use]
     pub fn channel() -> (Sender<Self>, Receiver<Self>) {
         const { check::inline::<T, INLINE>() };
-        let chan = Chan::new();
-        (Sender::new(chan.clone()), Receiver::new(chan))
+        let (tx, rx) = endpoint::channel();
+        (
+            Sender::new(tx.into_shared()),
+            Receiver::new(rx.into_shared()),
+        )
     }
 }
 

@@ -10,10 +10,10 @@ use std::fmt;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use asyncband_core::Arc;
 use asyncband_core::arity::Many;
 use asyncband_core::chan::Chan;
-use asyncband_core::future::{Closed, Recv, Reserve, RxNode, Send};
+use asyncband_core::endpoint::{SharedConsumer, SharedProducer, WeakConsumer, WeakProducer};
+use asyncband_core::future::Closed;
 use asyncband_core::storage::{Capacity, Storage};
 
 use crate::error::{
@@ -25,7 +25,6 @@ use crate::future::{
 };
 use crate::iter::{IntoIter, Iter, TryIter};
 use crate::permit::{Permit, Permits};
-use crate::single::StreamWait;
 
 /// The sending half of an [`mpsc`](crate::mpsc) or [`mpmc`](crate::mpmc)
 /// channel. Clone it for each producer.
@@ -52,7 +51,7 @@ use crate::single::StreamWait;
 /// assert_eq!(got, [0, 1, 2, 3]);
 /// ```
 pub struct Sender<F: Flavour<Senders = Many>> {
-    pub(crate) chan: Arc<Chan<F::Storage>>,
+    pub(crate) tx: SharedProducer<F::Storage>,
 }
 
 /// A sender that does not keep the channel open; [`upgrade`](Self::upgrade)
@@ -70,7 +69,7 @@ pub struct Sender<F: Flavour<Senders = Many>> {
 /// assert!(weak.upgrade().is_none());
 /// ```
 pub struct WeakSender<F: Flavour<Senders = Many>> {
-    chan: Arc<Chan<F::Storage>>,
+    tx: WeakProducer<F::Storage>,
 }
 
 /// The receiving half of an [`mpmc`](crate::mpmc) channel. Clone it for each
@@ -91,9 +90,7 @@ pub struct WeakSender<F: Flavour<Senders = Many>> {
 /// assert_eq!(rx.try_recv().unwrap() + rx2.try_recv().unwrap(), 3);
 /// ```
 pub struct Receiver<F: Flavour<Receivers = Many>> {
-    pub(crate) chan: Arc<Chan<F::Storage>>,
-    /// Wait state of `Stream::poll_next`, which has no future to keep it in.
-    pub(crate) stream: StreamWait<RxNode<F::Storage>>,
+    pub(crate) rx: SharedConsumer<F::Storage>,
 }
 
 /// A receiver that does not keep the channel open;
@@ -115,12 +112,16 @@ pub struct Receiver<F: Flavour<Receivers = Many>> {
 /// assert!(tx.is_closed());
 /// ```
 pub struct WeakReceiver<F: Flavour<Receivers = Many>> {
-    chan: Arc<Chan<F::Storage>>,
+    rx: WeakConsumer<F::Storage>,
 }
 
 impl<F: Flavour<Senders = Many>> Sender<F> {
-    pub(crate) fn new(chan: Arc<Chan<F::Storage>>) -> Self {
-        Self { chan }
+    pub(crate) fn new(tx: SharedProducer<F::Storage>) -> Self {
+        Self { tx }
+    }
+
+    fn chan(&self) -> &Chan<F::Storage> {
+        self.tx.chan()
     }
 
     /// Sends `value` if the channel has room now. Never barges past senders
@@ -148,8 +149,7 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
         reason = "a thin wrapper over the channel's inlined ready path; out of line it costs a call per message"
     )]
     pub fn try_send(&self, value: F::Item) -> Result<(), TrySendError<F::Item>> {
-        // SAFETY: many producers may push concurrently.
-        unsafe { self.chan.try_send_unchecked(value) }
+        self.tx.by_ref().try_send(value)
     }
 
     /// Sends `value`, waiting for room. Waiting senders are served in the
@@ -177,9 +177,9 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
     /// # }
     /// ```
     pub fn send(&self, value: F::Item) -> SendFuture<'_, F> {
-        // SAFETY: many producers may push concurrently.
-        let inner = unsafe { Send::new(&*self.chan, value) };
-        SendFuture { inner }
+        SendFuture {
+            inner: self.tx.by_ref().send(value),
+        }
     }
 
     /// Sends `value`, parking the thread while the channel is full.
@@ -206,8 +206,10 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
         reason = "a thin wrapper over the channel's inlined ready path; out of line it costs a call per message"
     )]
     pub fn send_blocking(&self, value: F::Item) -> Result<(), SendError<F::Item>> {
-        // SAFETY: many producers may push concurrently.
-        unsafe { self.chan.send_blocking(value, None) }.map_err(|err| SendError(err.into_inner()))
+        self.tx
+            .by_ref()
+            .send_blocking(value, None)
+            .map_err(|err| SendError(err.into_inner()))
     }
 
     /// Sends `value`, parking the thread for at most `timeout`.
@@ -232,11 +234,9 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
         value: F::Item,
         timeout: Duration,
     ) -> Result<(), SendTimeoutError<F::Item>> {
-        // SAFETY: many producers may push concurrently.
-        unsafe {
-            self.chan
-                .send_blocking(value, crate::deadline::after(timeout))
-        }
+        self.tx
+            .by_ref()
+            .send_blocking(value, crate::deadline::after(timeout))
     }
 
     /// Sends values taken from `values` while there is room now, reserving
@@ -264,8 +264,7 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
         &self,
         values: &mut I,
     ) -> Result<usize, SendError<F::Item>> {
-        // SAFETY: many producers may push concurrently.
-        unsafe { crate::batch::send_from(&self.chan, values) }.map(|(sent, _)| sent)
+        crate::batch::send_from(self.tx.by_ref(), values).map(|(sent, _)| sent)
     }
 
     /// Sends every value of `values`, in batches where there is room,
@@ -309,8 +308,7 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
         &self,
         values: &mut I,
     ) -> Result<usize, SendError<F::Item>> {
-        // SAFETY: many producers may push concurrently.
-        unsafe { crate::batch::send_all(&self.chan, values) }.await
+        crate::batch::send_all(self.tx.by_ref(), values).await
     }
 
     /// Closes the channel for every endpoint: sends fail from now on,
@@ -334,8 +332,7 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
         reason = "called for its effect; whether this call was the one that closed is incidental"
     )]
     pub fn close(&self) -> bool {
-        // SAFETY: the producer-side contract only concerns single producers.
-        unsafe { self.chan.close(false) }
+        self.tx.close()
     }
 
     /// Resolves once the channel is closed or every receiver is gone.
@@ -357,7 +354,7 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
     /// ```
     pub fn closed(&self) -> ClosedFuture<'_, F> {
         ClosedFuture {
-            inner: Closed::new(&*self.chan),
+            inner: Closed::new(self.tx.chan()),
         }
     }
 
@@ -374,7 +371,7 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
     /// ```
     #[must_use]
     pub fn is_closed(&self) -> bool {
-        self.chan.is_closed()
+        self.chan().is_closed()
     }
 
     /// Values queued now (held permits are not values).
@@ -390,7 +387,7 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
     /// ```
     #[must_use]
     pub fn len(&self) -> usize {
-        self.chan.storage().len()
+        self.chan().storage().len()
     }
 
     /// True when no value is queued.
@@ -424,7 +421,7 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
     /// ```
     #[must_use]
     pub fn is_full(&self) -> bool {
-        self.chan.storage().is_full()
+        self.chan().storage().is_full()
     }
 
     /// The bound, or `None` for an unbounded channel.
@@ -457,7 +454,7 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
     /// ```
     #[must_use]
     pub fn sender_count(&self) -> usize {
-        self.chan.sender_count()
+        self.chan().sender_count()
     }
 
     /// Live receivers.
@@ -473,7 +470,7 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
     /// ```
     #[must_use]
     pub fn receiver_count(&self) -> usize {
-        self.chan.receiver_count()
+        self.chan().receiver_count()
     }
 
     /// True if `other` is an endpoint of the same channel.
@@ -488,7 +485,7 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
     /// ```
     #[must_use]
     pub fn same_channel(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.chan, &other.chan)
+        std::ptr::eq(self.chan(), other.chan())
     }
 
     /// Live senders: the same as [`sender_count`](Self::sender_count), by
@@ -507,7 +504,7 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
     /// ```
     #[must_use]
     pub fn strong_count(&self) -> usize {
-        self.chan.sender_count()
+        self.chan().sender_count()
     }
 
     /// Live weak senders of this channel.
@@ -525,7 +522,7 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
     /// ```
     #[must_use]
     pub fn weak_count(&self) -> usize {
-        self.chan.weak_sender_count()
+        self.chan().weak_sender_count()
     }
 
     /// A [`WeakSender`] to this channel, which does not keep it open.
@@ -544,7 +541,9 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
     /// ```
     #[must_use]
     pub fn downgrade(&self) -> WeakSender<F> {
-        WeakSender::new(Arc::clone(&self.chan))
+        WeakSender {
+            tx: self.tx.downgrade(),
+        }
     }
 }
 
@@ -570,9 +569,7 @@ impl<F: Flavour<Senders = Many, Storage: Capacity>> Sender<F> {
     /// assert_eq!(rx.try_recv(), Ok(2));
     /// ```
     pub fn try_reserve(&self) -> Result<Permit<'_, F>, TrySendError<()>> {
-        // SAFETY: many producers may reserve concurrently.
-        unsafe { self.chan.try_reserve(1) }?;
-        Ok(Permit::new(&self.chan))
+        self.tx.by_ref().try_reserve(1).map(Permit::new)
     }
 
     /// Reserves one slot, waiting in line for it.
@@ -599,9 +596,9 @@ impl<F: Flavour<Senders = Many, Storage: Capacity>> Sender<F> {
     /// # }
     /// ```
     pub fn reserve(&self) -> ReserveFuture<'_, F> {
-        // SAFETY: many producers may reserve concurrently.
-        let inner = unsafe { Reserve::new(&*self.chan, 1) };
-        ReserveFuture { inner }
+        ReserveFuture {
+            inner: self.tx.by_ref().reserve(1),
+        }
     }
 
     /// Reserves one slot, parking the thread while the channel is full.
@@ -620,9 +617,11 @@ impl<F: Flavour<Senders = Many, Storage: Capacity>> Sender<F> {
     /// assert_eq!(rx.try_recv(), Ok(1));
     /// ```
     pub fn reserve_blocking(&self) -> Result<Permit<'_, F>, SendError<()>> {
-        // SAFETY: many producers may reserve concurrently.
-        unsafe { self.chan.reserve_blocking(1, None) }.map_err(|_| SendError(()))?;
-        Ok(Permit::new(&self.chan))
+        self.tx
+            .by_ref()
+            .reserve_blocking(1, None)
+            .map(Permit::new)
+            .map_err(|_| SendError(()))
     }
 
     /// Reserves one slot, parking the thread for at most `timeout`.
@@ -645,12 +644,10 @@ impl<F: Flavour<Senders = Many, Storage: Capacity>> Sender<F> {
         &self,
         timeout: Duration,
     ) -> Result<Permit<'_, F>, SendTimeoutError<()>> {
-        // SAFETY: many producers may reserve concurrently.
-        unsafe {
-            self.chan
-                .reserve_blocking(1, crate::deadline::after(timeout))
-        }?;
-        Ok(Permit::new(&self.chan))
+        self.tx
+            .by_ref()
+            .reserve_blocking(1, crate::deadline::after(timeout))
+            .map(Permit::new)
     }
 
     /// Reserves `n` slots at once, now.
@@ -671,8 +668,7 @@ impl<F: Flavour<Senders = Many, Storage: Capacity>> Sender<F> {
     /// assert!(tx.try_reserve_many(5).is_err());
     /// ```
     pub fn try_reserve_many(&self, n: usize) -> Result<Permits<'_, F>, TrySendError<()>> {
-        // SAFETY: many producers may reserve concurrently.
-        unsafe { Permits::try_reserve(&self.chan, n) }
+        self.tx.by_ref().try_reserve(n).map(Permits::new)
     }
 
     /// Reserves `n` slots at once, waiting in line for them.
@@ -701,36 +697,25 @@ impl<F: Flavour<Senders = Many, Storage: Capacity>> Sender<F> {
     /// # }
     /// ```
     pub fn reserve_many(&self, n: usize) -> ReserveManyFuture<'_, F> {
-        ReserveManyFuture::new(&self.chan, n)
+        ReserveManyFuture::new(self.tx.by_ref(), n)
     }
 }
 
 impl<F: Flavour<Senders = Many>> Clone for Sender<F> {
     fn clone(&self) -> Self {
-        self.chan.add_sender();
-        Self {
-            chan: Arc::clone(&self.chan),
-        }
-    }
-}
-
-impl<F: Flavour<Senders = Many>> Drop for Sender<F> {
-    fn drop(&mut self) {
-        // SAFETY: the producer-side contract only concerns single producers.
-        unsafe { self.chan.drop_sender() };
+        Self::new(self.tx.clone())
     }
 }
 
 impl<F: Flavour<Senders = Many>> fmt::Debug for Sender<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Sender").field("chan", &*self.chan).finish()
+        f.debug_struct("Sender").field("chan", self.chan()).finish()
     }
 }
 
 impl<F: Flavour<Senders = Many>> WeakSender<F> {
-    fn new(chan: Arc<Chan<F::Storage>>) -> Self {
-        chan.count_weak_sender(true);
-        Self { chan }
+    fn chan(&self) -> &Chan<F::Storage> {
+        self.tx.chan()
     }
 
     /// Live senders of this channel (weak ones do not count).
@@ -748,7 +733,7 @@ impl<F: Flavour<Senders = Many>> WeakSender<F> {
     /// ```
     #[must_use]
     pub fn strong_count(&self) -> usize {
-        self.chan.sender_count()
+        self.chan().sender_count()
     }
 
     /// Live weak senders of this channel, this one included.
@@ -767,7 +752,7 @@ impl<F: Flavour<Senders = Many>> WeakSender<F> {
     /// ```
     #[must_use]
     pub fn weak_count(&self) -> usize {
-        self.chan.weak_sender_count()
+        self.chan().weak_sender_count()
     }
 
     /// A sender, if any sender is still alive.
@@ -785,38 +770,33 @@ impl<F: Flavour<Senders = Many>> WeakSender<F> {
     /// ```
     #[must_use]
     pub fn upgrade(&self) -> Option<Sender<F>> {
-        self.chan.try_add_sender().then(|| Sender {
-            chan: Arc::clone(&self.chan),
-        })
+        self.tx.upgrade().map(Sender::new)
     }
 }
 
 impl<F: Flavour<Senders = Many>> Clone for WeakSender<F> {
     fn clone(&self) -> Self {
-        Self::new(Arc::clone(&self.chan))
-    }
-}
-
-impl<F: Flavour<Senders = Many>> Drop for WeakSender<F> {
-    fn drop(&mut self) {
-        self.chan.count_weak_sender(false);
+        Self {
+            tx: self.tx.clone(),
+        }
     }
 }
 
 impl<F: Flavour<Senders = Many>> fmt::Debug for WeakSender<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("WeakSender")
-            .field("chan", &*self.chan)
+            .field("chan", self.chan())
             .finish()
     }
 }
 
 impl<F: Flavour<Receivers = Many>> Receiver<F> {
-    pub(crate) fn new(chan: Arc<Chan<F::Storage>>) -> Self {
-        Self {
-            chan,
-            stream: StreamWait::new(),
-        }
+    pub(crate) fn new(rx: SharedConsumer<F::Storage>) -> Self {
+        Self { rx }
+    }
+
+    fn chan(&self) -> &Chan<F::Storage> {
+        self.rx.chan()
     }
 
     /// Takes the next value if one is ready.
@@ -843,8 +823,7 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
         reason = "a thin wrapper over the channel's inlined ready path; out of line it costs a call per message"
     )]
     pub fn try_recv(&self) -> Result<F::Item, TryRecvError> {
-        // SAFETY: many consumers may pop concurrently.
-        unsafe { self.chan.try_recv() }
+        self.rx.by_ref().try_recv()
     }
 
     /// Takes the next value, waiting for one. Waiting receivers are woken in
@@ -871,9 +850,9 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
     /// # }
     /// ```
     pub fn recv(&self) -> RecvFuture<'_, F> {
-        // SAFETY: many consumers may pop concurrently.
-        let inner = unsafe { Recv::new(&*self.chan) };
-        RecvFuture { inner }
+        RecvFuture {
+            inner: self.rx.by_ref().recv(),
+        }
     }
 
     /// Takes the next value, parking the thread while the channel is empty.
@@ -897,8 +876,7 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
         reason = "a thin wrapper over the channel's inlined ready path; out of line it costs a call per message"
     )]
     pub fn recv_blocking(&self) -> Result<F::Item, RecvError> {
-        // SAFETY: many consumers may pop concurrently.
-        unsafe { self.chan.recv_blocking(None) }.map_err(|_| RecvError)
+        self.rx.by_ref().recv_blocking(None).map_err(|_| RecvError)
     }
 
     /// Takes the next value, parking the thread for at most `timeout`.
@@ -917,8 +895,9 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
     /// assert_eq!(rx.recv_timeout(Duration::from_millis(5)), Err(RecvTimeoutError::Timeout));
     /// ```
     pub fn recv_timeout(&self, timeout: Duration) -> Result<F::Item, RecvTimeoutError> {
-        // SAFETY: many consumers may pop concurrently.
-        unsafe { self.chan.recv_blocking(crate::deadline::after(timeout)) }
+        self.rx
+            .by_ref()
+            .recv_blocking(crate::deadline::after(timeout))
     }
 
     /// Appends up to `limit` ready values to `buf` without waiting; returns
@@ -935,8 +914,7 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
     /// assert_eq!(rx.try_recv_many(&mut buf, 8), 1);
     /// ```
     pub fn try_recv_many(&self, buf: &mut Vec<F::Item>, limit: usize) -> usize {
-        // SAFETY: many consumers may pop concurrently.
-        unsafe { crate::batch::drain_into(&self.chan, buf, limit) }
+        self.rx.by_ref().try_recv_many(buf, limit)
     }
 
     /// Waits for at least one value, then appends up to `limit` ready values
@@ -964,13 +942,8 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
         buf: &'a mut Vec<F::Item>,
         limit: usize,
     ) -> RecvManyFuture<'a, F> {
-        // SAFETY: many consumers may pop concurrently.
-        let inner = unsafe { Recv::new(&*self.chan) };
         RecvManyFuture {
-            inner,
-            chan: &self.chan,
-            buf,
-            limit,
+            inner: self.rx.by_ref().recv_many(buf, limit),
         }
     }
 
@@ -1014,7 +987,7 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
     /// ```
     #[must_use = "iterators are lazy and receive nothing unless consumed"]
     pub fn try_iter(&self) -> TryIter<'_, F> {
-        TryIter::new(&self.chan)
+        TryIter::new(self.rx.by_ref())
     }
 
     /// A blocking iterator that ends once the channel is closed and drained.
@@ -1031,7 +1004,7 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
     /// ```
     #[must_use = "iterators are lazy and receive nothing unless consumed"]
     pub fn iter(&self) -> Iter<'_, F> {
-        Iter::new(&self.chan)
+        Iter::new(self.rx.by_ref())
     }
 
     /// Closes the channel for every endpoint. Returns true if this call
@@ -1051,8 +1024,7 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
         reason = "called for its effect; whether this call was the one that closed is incidental"
     )]
     pub fn close(&self) -> bool {
-        // SAFETY: not a producer: `close(false)` has no contract to keep.
-        unsafe { self.chan.close(false) }
+        self.rx.close()
     }
 
     /// True after `close`, or once every sender is gone.
@@ -1068,7 +1040,7 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
     /// ```
     #[must_use]
     pub fn is_closed(&self) -> bool {
-        self.chan.is_closed()
+        self.chan().is_closed()
     }
 
     /// Values queued now.
@@ -1084,7 +1056,7 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
     /// ```
     #[must_use]
     pub fn len(&self) -> usize {
-        self.chan.storage().len()
+        self.chan().storage().len()
     }
 
     /// True when no value is queued.
@@ -1116,7 +1088,7 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
     /// ```
     #[must_use]
     pub fn is_full(&self) -> bool {
-        self.chan.storage().is_full()
+        self.chan().storage().is_full()
     }
 
     /// The bound, or `None` for an unbounded channel.
@@ -1147,7 +1119,7 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
     /// ```
     #[must_use]
     pub fn sender_count(&self) -> usize {
-        self.chan.sender_count()
+        self.chan().sender_count()
     }
 
     /// Live receivers.
@@ -1163,7 +1135,7 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
     /// ```
     #[must_use]
     pub fn receiver_count(&self) -> usize {
-        self.chan.receiver_count()
+        self.chan().receiver_count()
     }
 
     /// True if `other` is an endpoint of the same channel.
@@ -1178,7 +1150,7 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
     /// ```
     #[must_use]
     pub fn same_channel(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.chan, &other.chan)
+        std::ptr::eq(self.chan(), other.chan())
     }
 
     /// A [`WeakReceiver`] to this channel, which does not keep it open.
@@ -1196,14 +1168,15 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
     /// ```
     #[must_use]
     pub fn downgrade(&self) -> WeakReceiver<F> {
-        WeakReceiver::new(Arc::clone(&self.chan))
+        WeakReceiver {
+            rx: self.rx.downgrade(),
+        }
     }
 }
 
 impl<F: Flavour<Receivers = Many>> WeakReceiver<F> {
-    fn new(chan: Arc<Chan<F::Storage>>) -> Self {
-        chan.count_weak_receiver(true);
-        Self { chan }
+    fn chan(&self) -> &Chan<F::Storage> {
+        self.rx.chan()
     }
 
     /// A receiver, if any receiver is still alive.
@@ -1222,9 +1195,7 @@ impl<F: Flavour<Receivers = Many>> WeakReceiver<F> {
     /// ```
     #[must_use]
     pub fn upgrade(&self) -> Option<Receiver<F>> {
-        self.chan
-            .try_add_receiver()
-            .then(|| Receiver::new(Arc::clone(&self.chan)))
+        self.rx.upgrade().map(Receiver::new)
     }
 
     /// Live receivers of this channel (weak ones do not count).
@@ -1240,7 +1211,7 @@ impl<F: Flavour<Receivers = Many>> WeakReceiver<F> {
     /// ```
     #[must_use]
     pub fn strong_count(&self) -> usize {
-        self.chan.receiver_count()
+        self.chan().receiver_count()
     }
 
     /// Live weak receivers of this channel, this one included.
@@ -1256,55 +1227,36 @@ impl<F: Flavour<Receivers = Many>> WeakReceiver<F> {
     /// ```
     #[must_use]
     pub fn weak_count(&self) -> usize {
-        self.chan.weak_receiver_count()
+        self.chan().weak_receiver_count()
     }
 }
 
 impl<F: Flavour<Receivers = Many>> Clone for WeakReceiver<F> {
     fn clone(&self) -> Self {
-        Self::new(Arc::clone(&self.chan))
-    }
-}
-
-impl<F: Flavour<Receivers = Many>> Drop for WeakReceiver<F> {
-    fn drop(&mut self) {
-        self.chan.count_weak_receiver(false);
+        Self {
+            rx: self.rx.clone(),
+        }
     }
 }
 
 impl<F: Flavour<Receivers = Many>> fmt::Debug for WeakReceiver<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("WeakReceiver")
-            .field("chan", &*self.chan)
+            .field("chan", self.chan())
             .finish()
     }
 }
 
 impl<F: Flavour<Receivers = Many>> Clone for Receiver<F> {
     fn clone(&self) -> Self {
-        self.chan.add_receiver();
-        Self::new(Arc::clone(&self.chan))
-    }
-}
-
-impl<F: Flavour<Receivers = Many>> Drop for Receiver<F> {
-    fn drop(&mut self) {
-        if let Some(node) = &self.stream.node {
-            // SAFETY: the node only ever waited on this channel's receivers.
-            unsafe {
-                self.chan
-                    .cancel_recv(node.as_ref(), &mut self.stream.registered);
-            }
-        }
-        // SAFETY: the consumer-side contract only concerns single consumers.
-        unsafe { self.chan.drop_receiver() };
+        Self::new(self.rx.clone())
     }
 }
 
 impl<F: Flavour<Receivers = Many>> fmt::Debug for Receiver<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Receiver")
-            .field("chan", &*self.chan)
+            .field("chan", self.chan())
             .finish_non_exhaustive()
     }
 }
@@ -1361,8 +1313,7 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
         value: F::Item,
         deadline: Instant,
     ) -> Result<(), SendTimeoutError<F::Item>> {
-        // SAFETY: the single-producer contract does not apply to many senders.
-        unsafe { self.chan.send_blocking(value, Some(deadline)) }
+        self.tx.by_ref().send_blocking(value, Some(deadline))
     }
 }
 
@@ -1391,9 +1342,10 @@ impl<F: Flavour<Senders = Many, Storage: Capacity>> Sender<F> {
         &self,
         deadline: Instant,
     ) -> Result<Permit<'_, F>, SendTimeoutError<()>> {
-        // SAFETY: the single-producer contract does not apply to many senders.
-        unsafe { self.chan.reserve_blocking(1, Some(deadline)) }?;
-        Ok(Permit::new(&self.chan))
+        self.tx
+            .by_ref()
+            .reserve_blocking(1, Some(deadline))
+            .map(Permit::new)
     }
 }
 
@@ -1419,9 +1371,7 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
     /// assert_eq!(rx.recv_deadline(deadline), Err(RecvTimeoutError::Disconnected));
     /// ```
     pub fn recv_deadline(&self, deadline: Instant) -> Result<F::Item, RecvTimeoutError> {
-        // SAFETY: the single-consumer contract does not apply to many
-        // receivers.
-        unsafe { self.chan.recv_blocking(Some(deadline)) }
+        self.rx.by_ref().recv_blocking(Some(deadline))
     }
 }
 
@@ -1460,10 +1410,7 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
     /// assert_eq!(value, Ok(3));
     /// ```
     pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Result<F::Item, RecvError>> {
-        let (node, registered) = self.stream.parts();
-        // SAFETY: many consumers may pop concurrently; the node is pinned in
-        // its box, only used with this channel, and cancelled on `Drop`.
-        unsafe { self.chan.poll_recv(node, registered, cx) }
+        self.rx.poll_recv(cx)
     }
 
     /// Polls for at least one value, then appends up to `limit` ready values

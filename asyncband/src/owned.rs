@@ -8,14 +8,13 @@
 
 use std::fmt;
 use std::future::Future;
-use std::mem::ManuallyDrop;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use asyncband_core::Arc;
+use pin_project_lite::pin_project;
+
 use asyncband_core::arity::Many;
-use asyncband_core::chan::Chan;
-use asyncband_core::future::Reserve;
+use asyncband_core::endpoint::{OwnedUnit, ReserveOwned};
 use asyncband_core::storage::Capacity;
 
 use crate::error::{SendError, TrySendError};
@@ -37,23 +36,10 @@ use crate::multi::Sender;
 /// ```
 #[must_use = "an owned permit holds a slot of capacity until it is sent, released or dropped"]
 pub struct OwnedPermit<F: Flavour<Senders = Many, Storage: Capacity>> {
-    sender: ManuallyDrop<Sender<F>>,
+    unit: OwnedUnit<F::Storage>,
 }
 
 impl<F: Flavour<Senders = Many, Storage: Capacity>> OwnedPermit<F> {
-    pub(crate) fn new(sender: Sender<F>) -> Self {
-        Self {
-            sender: ManuallyDrop::new(sender),
-        }
-    }
-
-    fn into_sender(self) -> Sender<F> {
-        let mut this = ManuallyDrop::new(self);
-        // SAFETY: `this` is never used or dropped again, so the sender is
-        // taken exactly once.
-        unsafe { ManuallyDrop::take(&mut this.sender) }
-    }
-
     /// Sends `value` into the reserved slot, without waiting, and gives the
     /// sender back.
     ///
@@ -73,11 +59,7 @@ impl<F: Flavour<Senders = Many, Storage: Capacity>> OwnedPermit<F> {
     /// assert_eq!(rx.try_recv(), Ok(1));
     /// ```
     pub fn send(self, value: F::Item) -> Result<Sender<F>, SendError<F::Item>> {
-        let sender = self.into_sender();
-        // SAFETY: the permit held one unit, consumed here; many producers
-        // may push concurrently.
-        unsafe { sender.chan.push_reserved(value) }?;
-        Ok(sender)
+        self.unit.send(value).map(Sender::new)
     }
 
     /// Gives the slot back and returns the sender.
@@ -93,21 +75,7 @@ impl<F: Flavour<Senders = Many, Storage: Capacity>> OwnedPermit<F> {
     /// ```
     #[must_use = "the sender is handed back; drop the permit instead if it is not needed"]
     pub fn release(self) -> Sender<F> {
-        let sender = self.into_sender();
-        // SAFETY: the permit held one unit; `into_sender` skipped its Drop.
-        unsafe { sender.chan.return_units(1) };
-        sender
-    }
-}
-
-impl<F: Flavour<Senders = Many, Storage: Capacity>> Drop for OwnedPermit<F> {
-    fn drop(&mut self) {
-        // SAFETY: taken exactly once, here; `into_sender` skips this Drop.
-        // Taken first, so that the sender is dropped even if a waker unwinds
-        // out of the grant below.
-        let sender = unsafe { ManuallyDrop::take(&mut self.sender) };
-        // SAFETY: the permit holds one unit.
-        unsafe { sender.chan.return_units(1) };
+        Sender::new(self.unit.release())
     }
 }
 
@@ -117,34 +85,29 @@ impl<F: Flavour<Senders = Many, Storage: Capacity>> fmt::Debug for OwnedPermit<F
     }
 }
 
-/// Reserves one slot with a permit that owns the sender. Created by
-/// `Sender::reserve_owned`.
-///
-/// # Examples
-///
-/// ```
-/// use asyncband::mpsc;
-/// use futures::executor::block_on;
-///
-/// let (tx, mut rx) = mpsc::bounded::<u8, 1>();
-/// let permit = block_on(tx.reserve_owned()).unwrap();
-/// permit.send(1).unwrap();
-/// assert_eq!(rx.try_recv(), Ok(1));
-/// ```
-#[must_use = "futures do nothing unless polled"]
-pub struct ReserveOwnedFuture<F: Flavour<Senders = Many, Storage: Capacity>> {
-    inner: Reserve<F::Storage, Arc<Chan<F::Storage>>>,
-    sender: Option<Sender<F>>,
-}
-
-impl<F: Flavour<Senders = Many, Storage: Capacity>> ReserveOwnedFuture<F> {
-    pub(crate) fn new(sender: Sender<F>) -> Self {
-        // SAFETY: many producers may reserve concurrently.
-        let inner = unsafe { Reserve::new(Arc::clone(&sender.chan), 1) };
-        Self {
-            inner,
-            sender: Some(sender),
-        }
+pin_project! {
+    /// Reserves one slot with a permit that owns the sender. Created by
+    /// `Sender::reserve_owned`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpsc;
+    /// use futures::executor::block_on;
+    ///
+    /// let (tx, mut rx) = mpsc::bounded::<u8, 1>();
+    /// let permit = block_on(tx.reserve_owned()).unwrap();
+    /// permit.send(1).unwrap();
+    /// assert_eq!(rx.try_recv(), Ok(1));
+    /// ```
+    #[must_use = "futures do nothing unless polled"]
+    pub struct ReserveOwnedFuture<F>
+    where
+        F: Flavour<Senders = Many>,
+        F::Storage: Capacity,
+    {
+        #[pin]
+        inner: ReserveOwned<F::Storage>,
     }
 }
 
@@ -152,22 +115,9 @@ impl<F: Flavour<Senders = Many, Storage: Capacity>> Future for ReserveOwnedFutur
     type Output = Result<OwnedPermit<F>, SendError<Sender<F>>>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        // SAFETY: `inner` is structurally pinned; `sender` is not.
-        let this = unsafe { self.get_unchecked_mut() };
-        // Checked before the reservation is polled: polled again after it
-        // completed, it would take a unit with no sender left to hold it.
-        assert!(
-            this.sender.is_some(),
-            "`ReserveOwnedFuture` polled after completion"
-        );
-        // SAFETY: as above.
-        let result = std::task::ready!(unsafe { Pin::new_unchecked(&mut this.inner) }.poll(cx));
-        let Some(sender) = this.sender.take() else {
-            unreachable!("checked above")
-        };
-        Poll::Ready(match result {
-            Ok(()) => Ok(OwnedPermit::new(sender)),
-            Err(SendError(())) => Err(SendError(sender)),
+        self.project().inner.poll(cx).map(|result| match result {
+            Ok(unit) => Ok(OwnedPermit { unit }),
+            Err(SendError(tx)) => Err(SendError(Sender::new(tx))),
         })
     }
 }
@@ -199,11 +149,10 @@ impl<F: Flavour<Senders = Many, Storage: Capacity>> Sender<F> {
     /// assert!(tx.try_reserve_owned().is_ok());
     /// ```
     pub fn try_reserve_owned(self) -> Result<OwnedPermit<F>, TrySendError<Self>> {
-        // SAFETY: many producers may reserve concurrently.
-        match unsafe { self.chan.try_reserve(1) } {
-            Ok(()) => Ok(OwnedPermit::new(self)),
-            Err(TrySendError::Full(())) => Err(TrySendError::Full(self)),
-            Err(TrySendError::Disconnected(())) => Err(TrySendError::Disconnected(self)),
+        match self.tx.try_reserve_owned() {
+            Ok(unit) => Ok(OwnedPermit { unit }),
+            Err(TrySendError::Full(tx)) => Err(TrySendError::Full(Self::new(tx))),
+            Err(TrySendError::Disconnected(tx)) => Err(TrySendError::Disconnected(Self::new(tx))),
         }
     }
 
@@ -232,6 +181,8 @@ impl<F: Flavour<Senders = Many, Storage: Capacity>> Sender<F> {
     /// # }
     /// ```
     pub fn reserve_owned(self) -> ReserveOwnedFuture<F> {
-        ReserveOwnedFuture::new(self)
+        ReserveOwnedFuture {
+            inner: self.tx.reserve_owned(),
+        }
     }
 }

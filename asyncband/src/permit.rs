@@ -10,12 +10,12 @@
 //! `mem::forget` of a permit leaks one slot of capacity and nothing else.
 
 use std::fmt;
-use std::mem::ManuallyDrop;
 
 use asyncband_core::chan::Chan;
+use asyncband_core::endpoint::Units;
 use asyncband_core::storage::Capacity;
 
-use crate::error::{SendError, TrySendError};
+use crate::error::SendError;
 use crate::flavour::Flavour;
 
 /// One reserved slot of a bounded channel, borrowed from its sender.
@@ -38,12 +38,14 @@ use crate::flavour::Flavour;
 /// ```
 #[must_use = "a permit holds a slot of capacity until it is sent or dropped"]
 pub struct Permit<'a, F: Flavour<Storage: Capacity>> {
-    chan: &'a Chan<F::Storage>,
+    /// One unit.
+    unit: Units<F::Storage, &'a Chan<F::Storage>>,
 }
 
 impl<'a, F: Flavour<Storage: Capacity>> Permit<'a, F> {
-    pub(crate) fn new(chan: &'a Chan<F::Storage>) -> Self {
-        Self { chan }
+    pub(crate) fn new(unit: Units<F::Storage, &'a Chan<F::Storage>>) -> Self {
+        debug_assert_eq!(unit.len(), 1, "a permit holds one unit");
+        Self { unit }
     }
 
     /// Sends `value` into the reserved slot, without waiting.
@@ -64,20 +66,8 @@ impl<'a, F: Flavour<Storage: Capacity>> Permit<'a, F> {
     /// assert_eq!(permit.send(7).unwrap_err().into_inner(), 7);
     /// ```
     pub fn send(self, value: F::Item) -> Result<(), SendError<F::Item>> {
-        let this = ManuallyDrop::new(self);
-        // SAFETY: the permit holds one unit, consumed here (hence no Drop).
-        // On a single-producer channel permits exist only while the sender
-        // is mutably borrowed, so only pushes through units run now, and
-        // those may race with each other.
-        unsafe { this.chan.push_reserved(value) }
-    }
-}
-
-impl<F: Flavour<Storage: Capacity>> Drop for Permit<'_, F> {
-    fn drop(&mut self) {
-        // SAFETY: the permit holds one unit (`send` consumes the permit
-        // without this drop).
-        unsafe { self.chan.return_units(1) };
+        let mut unit = self.unit;
+        unit.send(value)
     }
 }
 
@@ -103,38 +93,12 @@ impl<F: Flavour<Storage: Capacity>> fmt::Debug for Permit<'_, F> {
 /// ```
 #[must_use = "reserved slots are held until the permits are used or dropped"]
 pub struct Permits<'a, F: Flavour<Storage: Capacity>> {
-    chan: &'a Chan<F::Storage>,
-    remaining: usize,
+    units: Units<F::Storage, &'a Chan<F::Storage>>,
 }
 
 impl<'a, F: Flavour<Storage: Capacity>> Permits<'a, F> {
-    pub(crate) fn new(chan: &'a Chan<F::Storage>, n: usize) -> Self {
-        Self { chan, remaining: n }
-    }
-
-    /// Reserves `n` units now, for both senders' `try_reserve_many`. Zero
-    /// units always fit, but a closed channel is an error all the same.
-    ///
-    /// # Safety
-    ///
-    /// The producer-side contract of [`Chan`]: on a single-producer channel
-    /// the caller holds the sender exclusively.
-    pub(crate) unsafe fn try_reserve(
-        chan: &'a Chan<F::Storage>,
-        n: usize,
-    ) -> Result<Self, TrySendError<()>> {
-        if n > <F::Storage as Capacity>::CAP {
-            return Err(TrySendError::Full(()));
-        }
-        if n == 0 {
-            if chan.is_closed() {
-                return Err(TrySendError::Disconnected(()));
-            }
-        } else {
-            // SAFETY: forwarded from the caller.
-            unsafe { chan.try_reserve(n) }?;
-        }
-        Ok(Self::new(chan, n))
+    pub(crate) fn new(units: Units<F::Storage, &'a Chan<F::Storage>>) -> Self {
+        Self { units }
     }
 
     /// Slots not handed out yet.
@@ -149,7 +113,7 @@ impl<'a, F: Flavour<Storage: Capacity>> Permits<'a, F> {
     /// ```
     #[must_use]
     pub fn len(&self) -> usize {
-        self.remaining
+        self.units.len()
     }
 
     /// True when every slot has been handed out.
@@ -164,7 +128,7 @@ impl<'a, F: Flavour<Storage: Capacity>> Permits<'a, F> {
     /// ```
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.remaining == 0
+        self.units.is_empty()
     }
 }
 
@@ -172,32 +136,20 @@ impl<'a, F: Flavour<Storage: Capacity>> Iterator for Permits<'a, F> {
     type Item = Permit<'a, F>;
 
     fn next(&mut self) -> Option<Permit<'a, F>> {
-        if self.remaining == 0 {
-            return None;
-        }
-        self.remaining -= 1;
-        Some(Permit::new(self.chan))
+        (!self.units.is_empty()).then(|| Permit::new(self.units.split(1)))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.remaining, Some(self.remaining))
+        (self.units.len(), Some(self.units.len()))
     }
 }
 
 impl<F: Flavour<Storage: Capacity>> ExactSizeIterator for Permits<'_, F> {}
 
-impl<F: Flavour<Storage: Capacity>> Drop for Permits<'_, F> {
-    fn drop(&mut self) {
-        // SAFETY: `remaining` units are held: each permit handed out by
-        // `next` took one with it.
-        unsafe { self.chan.return_units(self.remaining) };
-    }
-}
-
 impl<F: Flavour<Storage: Capacity>> fmt::Debug for Permits<'_, F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Permits")
-            .field("remaining", &self.remaining)
+            .field("remaining", &self.units.len())
             .finish()
     }
 }

@@ -636,13 +636,7 @@ impl<F: Flavour<Receivers = One>> Receive for single::Receiver<F> {
     }
 
     fn __cancel_recv(&mut self) {
-        if let Some(node) = &self.stream.node {
-            // SAFETY: the node only ever waited on this channel's receivers.
-            unsafe {
-                self.chan
-                    .cancel_recv(node.as_ref(), &mut self.stream.registered);
-            }
-        }
+        self.rx.stop_waiting();
     }
 }
 
@@ -658,21 +652,11 @@ impl<F: Flavour<Receivers = Many>> Receive for multi::Receiver<F> {
     /// The registration stays only until the select returns, which cancels
     /// it (`Select::wait`).
     fn __poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Result<F::Item, RecvError>> {
-        let (node, registered) = self.stream.parts();
-        // SAFETY: many consumers may pop concurrently; the node is pinned in
-        // its box, only used with this channel, and cancelled by the select
-        // before it returns (and on `Drop`).
-        unsafe { self.chan.poll_recv(node, registered, cx) }
+        self.rx.poll_recv(cx)
     }
 
     fn __cancel_recv(&mut self) {
-        if let Some(node) = &self.stream.node {
-            // SAFETY: the node only ever waited on this channel's receivers.
-            unsafe {
-                self.chan
-                    .cancel_recv(node.as_ref(), &mut self.stream.registered);
-            }
-        }
+        self.rx.stop_waiting();
     }
 }
 

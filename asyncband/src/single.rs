@@ -9,14 +9,13 @@
 //! payload is.
 
 use std::fmt;
-use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use asyncband_core::Arc;
 use asyncband_core::arity::One;
 use asyncband_core::chan::Chan;
-use asyncband_core::future::{Closed, Recv, Reserve, RxNode, Send};
+use asyncband_core::endpoint::{Consumer, Producer};
+use asyncband_core::future::Closed;
 use asyncband_core::storage::{Capacity, Storage};
 
 use crate::error::{
@@ -45,7 +44,7 @@ use crate::permit::{Permit, Permits};
 /// assert_eq!(rx.try_recv(), Ok("tick"));
 /// ```
 pub struct Sender<F: Flavour<Senders = One>> {
-    pub(crate) chan: Arc<Chan<F::Storage>>,
+    pub(crate) tx: Producer<F::Storage>,
 }
 
 /// The receiving half of an [`spsc`](crate::spsc) or [`mpsc`](crate::mpsc)
@@ -64,39 +63,16 @@ pub struct Sender<F: Flavour<Senders = One>> {
 /// assert_eq!(rx.try_recv(), Ok(1));
 /// ```
 pub struct Receiver<F: Flavour<Receivers = One>> {
-    pub(crate) chan: Arc<Chan<F::Storage>>,
-    /// Wait state of `Stream::poll_next`, which has no future to keep it in.
-    pub(crate) stream: StreamWait<RxNode<F::Storage>>,
-}
-
-/// The waiter node a receiver polled as a `Stream` keeps between polls.
-pub(crate) struct StreamWait<N> {
-    pub(crate) node: Option<Pin<Box<N>>>,
-    pub(crate) registered: bool,
-}
-
-impl<N: Default> StreamWait<N> {
-    pub(crate) fn new() -> Self {
-        Self {
-            node: None,
-            registered: false,
-        }
-    }
-
-    /// The node, allocated on first use (free for a single receiver's `()`),
-    /// and the flag that says whether it is registered.
-    pub(crate) fn parts(&mut self) -> (Pin<&N>, &mut bool) {
-        let node = self
-            .node
-            .get_or_insert_with(|| Box::pin(N::default()))
-            .as_ref();
-        (node, &mut self.registered)
-    }
+    pub(crate) rx: Consumer<F::Storage>,
 }
 
 impl<F: Flavour<Senders = One>> Sender<F> {
-    pub(crate) fn new(chan: Arc<Chan<F::Storage>>) -> Self {
-        Self { chan }
+    pub(crate) fn new(tx: Producer<F::Storage>) -> Self {
+        Self { tx }
+    }
+
+    fn chan(&self) -> &Chan<F::Storage> {
+        self.tx.chan()
     }
 
     /// Sends `value` if the channel has room now.
@@ -122,9 +98,7 @@ impl<F: Flavour<Senders = One>> Sender<F> {
         reason = "a thin wrapper over the channel's inlined ready path; out of line it costs a call per message"
     )]
     pub fn try_send(&mut self, value: F::Item) -> Result<(), TrySendError<F::Item>> {
-        // SAFETY: `&mut self` on the only sender: no other producer-side
-        // call runs now.
-        unsafe { self.chan.try_send_unchecked(value) }
+        self.tx.by_ref().try_send(value)
     }
 
     /// Sends `value`, waiting for room.
@@ -151,10 +125,9 @@ impl<F: Flavour<Senders = One>> Sender<F> {
     /// # }
     /// ```
     pub fn send(&mut self, value: F::Item) -> SendFuture<'_, F> {
-        // SAFETY: the future borrows `self` mutably for its whole life, so
-        // it is the only producer while it lives.
-        let inner = unsafe { Send::new(&*self.chan, value) };
-        SendFuture { inner }
+        SendFuture {
+            inner: self.tx.by_ref().send(value),
+        }
     }
 
     /// Sends `value`, parking the thread while the channel is full.
@@ -182,8 +155,10 @@ impl<F: Flavour<Senders = One>> Sender<F> {
         reason = "a thin wrapper over the channel's inlined ready path; out of line it costs a call per message"
     )]
     pub fn send_blocking(&mut self, value: F::Item) -> Result<(), SendError<F::Item>> {
-        // SAFETY: `&mut self` on the only sender.
-        unsafe { self.chan.send_blocking(value, None) }.map_err(|err| SendError(err.into_inner()))
+        self.tx
+            .by_ref()
+            .send_blocking(value, None)
+            .map_err(|err| SendError(err.into_inner()))
     }
 
     /// Sends `value`, parking the thread for at most `timeout` while the
@@ -211,11 +186,9 @@ impl<F: Flavour<Senders = One>> Sender<F> {
         value: F::Item,
         timeout: Duration,
     ) -> Result<(), SendTimeoutError<F::Item>> {
-        // SAFETY: `&mut self` on the only sender.
-        unsafe {
-            self.chan
-                .send_blocking(value, crate::deadline::after(timeout))
-        }
+        self.tx
+            .by_ref()
+            .send_blocking(value, crate::deadline::after(timeout))
     }
 
     /// Sends values taken from `values` while there is room now, reserving
@@ -243,8 +216,7 @@ impl<F: Flavour<Senders = One>> Sender<F> {
         &mut self,
         values: &mut I,
     ) -> Result<usize, SendError<F::Item>> {
-        // SAFETY: `&mut self` on the only sender.
-        unsafe { crate::batch::send_from(&self.chan, values) }.map(|(sent, _)| sent)
+        crate::batch::send_from(self.tx.by_ref(), values).map(|(sent, _)| sent)
     }
 
     /// Sends every value of `values`, in batches where there is room,
@@ -288,8 +260,7 @@ impl<F: Flavour<Senders = One>> Sender<F> {
         &mut self,
         values: &mut I,
     ) -> Result<usize, SendError<F::Item>> {
-        // SAFETY: `&mut self` on the only sender, held by the future.
-        unsafe { crate::batch::send_all(&self.chan, values) }.await
+        crate::batch::send_all(self.tx.by_ref(), values).await
     }
 
     /// Closes the channel: sends fail from now on, the receiver drains what
@@ -313,9 +284,7 @@ impl<F: Flavour<Senders = One>> Sender<F> {
         reason = "called for its effect; whether this call was the one that closed is incidental"
     )]
     pub fn close(&self) -> bool {
-        // SAFETY: `&self` on the only sender excludes its `&mut self`
-        // operations, so no producer-side call runs now.
-        unsafe { self.chan.close(true) }
+        self.tx.close()
     }
 
     /// Resolves once the channel is closed or the receiver is gone.
@@ -338,7 +307,7 @@ impl<F: Flavour<Senders = One>> Sender<F> {
     /// ```
     pub fn closed(&self) -> ClosedFuture<'_, F> {
         ClosedFuture {
-            inner: Closed::new(&*self.chan),
+            inner: Closed::new(self.tx.chan()),
         }
     }
 
@@ -356,7 +325,7 @@ impl<F: Flavour<Senders = One>> Sender<F> {
     /// ```
     #[must_use]
     pub fn is_closed(&self) -> bool {
-        self.chan.is_closed()
+        self.chan().is_closed()
     }
 
     /// Values queued now (held permits are not values).
@@ -372,7 +341,7 @@ impl<F: Flavour<Senders = One>> Sender<F> {
     /// ```
     #[must_use]
     pub fn len(&self) -> usize {
-        self.chan.storage().len()
+        self.chan().storage().len()
     }
 
     /// True when no value is queued.
@@ -404,7 +373,7 @@ impl<F: Flavour<Senders = One>> Sender<F> {
     /// ```
     #[must_use]
     pub fn is_full(&self) -> bool {
-        self.chan.storage().is_full()
+        self.chan().storage().is_full()
     }
 
     /// The bound, or `None` for an unbounded channel.
@@ -434,7 +403,7 @@ impl<F: Flavour<Senders = One>> Sender<F> {
     /// ```
     #[must_use]
     pub fn sender_count(&self) -> usize {
-        self.chan.sender_count()
+        self.chan().sender_count()
     }
 
     /// Live receivers: 1, or 0 once the receiver is gone.
@@ -450,7 +419,7 @@ impl<F: Flavour<Senders = One>> Sender<F> {
     /// ```
     #[must_use]
     pub fn receiver_count(&self) -> usize {
-        self.chan.receiver_count()
+        self.chan().receiver_count()
     }
 
     /// True if `other` is an endpoint of the same channel.
@@ -467,7 +436,7 @@ impl<F: Flavour<Senders = One>> Sender<F> {
     /// ```
     #[must_use]
     pub fn same_channel(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.chan, &other.chan)
+        std::ptr::eq(self.chan(), other.chan())
     }
 }
 
@@ -490,9 +459,7 @@ impl<F: Flavour<Senders = One, Storage: Capacity>> Sender<F> {
     /// assert_eq!(rx.try_recv().unwrap(), "built after reserving");
     /// ```
     pub fn try_reserve(&mut self) -> Result<Permit<'_, F>, TrySendError<()>> {
-        // SAFETY: `&mut self` on the only sender.
-        unsafe { self.chan.try_reserve(1) }?;
-        Ok(Permit::new(&self.chan))
+        self.tx.by_ref().try_reserve(1).map(Permit::new)
     }
 
     /// Reserves one slot, waiting for one.
@@ -517,9 +484,9 @@ impl<F: Flavour<Senders = One, Storage: Capacity>> Sender<F> {
     /// # }
     /// ```
     pub fn reserve(&mut self) -> ReserveFuture<'_, F> {
-        // SAFETY: the future borrows `self` mutably for its whole life.
-        let inner = unsafe { Reserve::new(&*self.chan, 1) };
-        ReserveFuture { inner }
+        ReserveFuture {
+            inner: self.tx.by_ref().reserve(1),
+        }
     }
 
     /// Reserves one slot, parking the thread while the channel is full.
@@ -538,9 +505,11 @@ impl<F: Flavour<Senders = One, Storage: Capacity>> Sender<F> {
     /// assert_eq!(rx.try_recv(), Ok(4));
     /// ```
     pub fn reserve_blocking(&mut self) -> Result<Permit<'_, F>, SendError<()>> {
-        // SAFETY: `&mut self` on the only sender.
-        unsafe { self.chan.reserve_blocking(1, None) }.map_err(|_| SendError(()))?;
-        Ok(Permit::new(&self.chan))
+        self.tx
+            .by_ref()
+            .reserve_blocking(1, None)
+            .map(Permit::new)
+            .map_err(|_| SendError(()))
     }
 
     /// Reserves one slot, parking the thread for at most `timeout`.
@@ -563,12 +532,10 @@ impl<F: Flavour<Senders = One, Storage: Capacity>> Sender<F> {
         &mut self,
         timeout: Duration,
     ) -> Result<Permit<'_, F>, SendTimeoutError<()>> {
-        // SAFETY: `&mut self` on the only sender.
-        unsafe {
-            self.chan
-                .reserve_blocking(1, crate::deadline::after(timeout))
-        }?;
-        Ok(Permit::new(&self.chan))
+        self.tx
+            .by_ref()
+            .reserve_blocking(1, crate::deadline::after(timeout))
+            .map(Permit::new)
     }
 
     /// Reserves `n` slots at once, now.
@@ -592,8 +559,7 @@ impl<F: Flavour<Senders = One, Storage: Capacity>> Sender<F> {
     /// assert_eq!(rx.try_recv(), Ok(0));
     /// ```
     pub fn try_reserve_many(&mut self, n: usize) -> Result<Permits<'_, F>, TrySendError<()>> {
-        // SAFETY: `&mut self` on the only sender.
-        unsafe { Permits::try_reserve(&self.chan, n) }
+        self.tx.by_ref().try_reserve(n).map(Permits::new)
     }
 
     /// Reserves `n` slots at once, waiting in line for them.
@@ -619,29 +585,23 @@ impl<F: Flavour<Senders = One, Storage: Capacity>> Sender<F> {
     /// # }
     /// ```
     pub fn reserve_many(&mut self, n: usize) -> ReserveManyFuture<'_, F> {
-        ReserveManyFuture::new(&self.chan, n)
-    }
-}
-
-impl<F: Flavour<Senders = One>> Drop for Sender<F> {
-    fn drop(&mut self) {
-        // SAFETY: `&mut self` on the only sender.
-        unsafe { self.chan.drop_sender() };
+        ReserveManyFuture::new(self.tx.by_ref(), n)
     }
 }
 
 impl<F: Flavour<Senders = One>> fmt::Debug for Sender<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Sender").field("chan", &*self.chan).finish()
+        f.debug_struct("Sender").field("chan", self.chan()).finish()
     }
 }
 
 impl<F: Flavour<Receivers = One>> Receiver<F> {
-    pub(crate) fn new(chan: Arc<Chan<F::Storage>>) -> Self {
-        Self {
-            chan,
-            stream: StreamWait::new(),
-        }
+    pub(crate) fn new(rx: Consumer<F::Storage>) -> Self {
+        Self { rx }
+    }
+
+    fn chan(&self) -> &Chan<F::Storage> {
+        self.rx.chan()
     }
 
     /// Takes the next value if one is ready.
@@ -668,8 +628,7 @@ impl<F: Flavour<Receivers = One>> Receiver<F> {
         reason = "a thin wrapper over the channel's inlined ready path; out of line it costs a call per message"
     )]
     pub fn try_recv(&mut self) -> Result<F::Item, TryRecvError> {
-        // SAFETY: `&mut self` on the only receiver.
-        unsafe { self.chan.try_recv() }
+        self.rx.by_ref().try_recv()
     }
 
     /// Takes the next value, waiting for one.
@@ -696,9 +655,9 @@ impl<F: Flavour<Receivers = One>> Receiver<F> {
     /// # }
     /// ```
     pub fn recv(&mut self) -> RecvFuture<'_, F> {
-        // SAFETY: the future borrows `self` mutably for its whole life.
-        let inner = unsafe { Recv::new(&*self.chan) };
-        RecvFuture { inner }
+        RecvFuture {
+            inner: self.rx.by_ref().recv(),
+        }
     }
 
     /// Takes the next value, parking the thread while the channel is empty.
@@ -722,8 +681,7 @@ impl<F: Flavour<Receivers = One>> Receiver<F> {
         reason = "a thin wrapper over the channel's inlined ready path; out of line it costs a call per message"
     )]
     pub fn recv_blocking(&mut self) -> Result<F::Item, RecvError> {
-        // SAFETY: `&mut self` on the only receiver.
-        unsafe { self.chan.recv_blocking(None) }.map_err(|_| RecvError)
+        self.rx.by_ref().recv_blocking(None).map_err(|_| RecvError)
     }
 
     /// Takes the next value, parking the thread for at most `timeout`.
@@ -743,8 +701,9 @@ impl<F: Flavour<Receivers = One>> Receiver<F> {
     /// assert_eq!(rx.recv_timeout(Duration::from_millis(5)), Err(RecvTimeoutError::Timeout));
     /// ```
     pub fn recv_timeout(&mut self, timeout: Duration) -> Result<F::Item, RecvTimeoutError> {
-        // SAFETY: `&mut self` on the only receiver.
-        unsafe { self.chan.recv_blocking(crate::deadline::after(timeout)) }
+        self.rx
+            .by_ref()
+            .recv_blocking(crate::deadline::after(timeout))
     }
 
     /// Appends up to `limit` ready values to `buf` without waiting; returns
@@ -764,8 +723,7 @@ impl<F: Flavour<Receivers = One>> Receiver<F> {
     /// assert_eq!(buf, [0, 1, 2]);
     /// ```
     pub fn try_recv_many(&mut self, buf: &mut Vec<F::Item>, limit: usize) -> usize {
-        // SAFETY: `&mut self` on the only receiver.
-        unsafe { crate::batch::drain_into(&self.chan, buf, limit) }
+        self.rx.by_ref().try_recv_many(buf, limit)
     }
 
     /// Waits for at least one value, then appends up to `limit` ready values
@@ -794,13 +752,8 @@ impl<F: Flavour<Receivers = One>> Receiver<F> {
         buf: &'a mut Vec<F::Item>,
         limit: usize,
     ) -> RecvManyFuture<'a, F> {
-        // SAFETY: the future borrows `self` mutably for its whole life.
-        let inner = unsafe { Recv::new(&*self.chan) };
         RecvManyFuture {
-            inner,
-            chan: &self.chan,
-            buf,
-            limit,
+            inner: self.rx.by_ref().recv_many(buf, limit),
         }
     }
 
@@ -847,7 +800,7 @@ impl<F: Flavour<Receivers = One>> Receiver<F> {
     /// assert_eq!(rx.try_iter().collect::<Vec<_>>(), [1, 2]);
     /// ```
     pub fn try_iter(&mut self) -> TryIter<'_, F> {
-        TryIter::new(&self.chan)
+        TryIter::new(self.rx.by_ref())
     }
 
     /// A blocking iterator: it parks while the channel is empty and ends
@@ -867,7 +820,7 @@ impl<F: Flavour<Receivers = One>> Receiver<F> {
     /// assert_eq!(rx.iter().sum::<u8>(), 3);
     /// ```
     pub fn iter(&mut self) -> Iter<'_, F> {
-        Iter::new(&self.chan)
+        Iter::new(self.rx.by_ref())
     }
 
     /// The next value, left in place: it still counts in `len` and against
@@ -885,9 +838,7 @@ impl<F: Flavour<Receivers = One>> Receiver<F> {
     /// assert_eq!(rx.try_recv().unwrap(), "first");
     /// ```
     pub fn peek(&mut self) -> Option<&F::Item> {
-        // SAFETY: `&mut self` on the only receiver; the reference borrows
-        // `self`, so no receive can run while it lives.
-        unsafe { self.chan.storage().peek() }
+        self.rx.peek()
     }
 
     /// Closes the channel: sends fail from now on; this receiver drains
@@ -910,8 +861,7 @@ impl<F: Flavour<Receivers = One>> Receiver<F> {
         reason = "called for its effect; whether this call was the one that closed is incidental"
     )]
     pub fn close(&self) -> bool {
-        // SAFETY: not the producer: `close(false)` has no contract to keep.
-        unsafe { self.chan.close(false) }
+        self.rx.close()
     }
 
     /// True after [`close`](Self::close), or once every sender is gone.
@@ -927,7 +877,7 @@ impl<F: Flavour<Receivers = One>> Receiver<F> {
     /// ```
     #[must_use]
     pub fn is_closed(&self) -> bool {
-        self.chan.is_closed()
+        self.chan().is_closed()
     }
 
     /// Values queued now.
@@ -943,7 +893,7 @@ impl<F: Flavour<Receivers = One>> Receiver<F> {
     /// ```
     #[must_use]
     pub fn len(&self) -> usize {
-        self.chan.storage().len()
+        self.chan().storage().len()
     }
 
     /// True when no value is queued.
@@ -975,7 +925,7 @@ impl<F: Flavour<Receivers = One>> Receiver<F> {
     /// ```
     #[must_use]
     pub fn is_full(&self) -> bool {
-        self.chan.storage().is_full()
+        self.chan().storage().is_full()
     }
 
     /// The bound, or `None` for an unbounded channel.
@@ -1006,7 +956,7 @@ impl<F: Flavour<Receivers = One>> Receiver<F> {
     /// ```
     #[must_use]
     pub fn sender_count(&self) -> usize {
-        self.chan.sender_count()
+        self.chan().sender_count()
     }
 
     /// Live receivers: 1 while this receiver lives.
@@ -1021,7 +971,7 @@ impl<F: Flavour<Receivers = One>> Receiver<F> {
     /// ```
     #[must_use]
     pub fn receiver_count(&self) -> usize {
-        self.chan.receiver_count()
+        self.chan().receiver_count()
     }
 
     /// True if `other` is an endpoint of the same channel.
@@ -1036,28 +986,14 @@ impl<F: Flavour<Receivers = One>> Receiver<F> {
     /// ```
     #[must_use]
     pub fn same_channel(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.chan, &other.chan)
-    }
-}
-
-impl<F: Flavour<Receivers = One>> Drop for Receiver<F> {
-    fn drop(&mut self) {
-        if let Some(node) = &self.stream.node {
-            // SAFETY: the node only ever waited on this channel's receivers.
-            unsafe {
-                self.chan
-                    .cancel_recv(node.as_ref(), &mut self.stream.registered);
-            }
-        }
-        // SAFETY: `&mut self` on the only receiver.
-        unsafe { self.chan.drop_receiver() };
+        std::ptr::eq(self.chan(), other.chan())
     }
 }
 
 impl<F: Flavour<Receivers = One>> fmt::Debug for Receiver<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Receiver")
-            .field("chan", &*self.chan)
+            .field("chan", self.chan())
             .finish_non_exhaustive()
     }
 }
@@ -1118,8 +1054,7 @@ impl<F: Flavour<Senders = One>> Sender<F> {
         value: F::Item,
         deadline: Instant,
     ) -> Result<(), SendTimeoutError<F::Item>> {
-        // SAFETY: `&mut self` on the only sender.
-        unsafe { self.chan.send_blocking(value, Some(deadline)) }
+        self.tx.by_ref().send_blocking(value, Some(deadline))
     }
 }
 
@@ -1149,9 +1084,10 @@ impl<F: Flavour<Senders = One, Storage: Capacity>> Sender<F> {
         &mut self,
         deadline: Instant,
     ) -> Result<Permit<'_, F>, SendTimeoutError<()>> {
-        // SAFETY: `&mut self` on the only sender.
-        unsafe { self.chan.reserve_blocking(1, Some(deadline)) }?;
-        Ok(Permit::new(&self.chan))
+        self.tx
+            .by_ref()
+            .reserve_blocking(1, Some(deadline))
+            .map(Permit::new)
     }
 }
 
@@ -1177,8 +1113,7 @@ impl<F: Flavour<Receivers = One>> Receiver<F> {
     /// assert_eq!(rx.recv_deadline(deadline), Ok(1), "a ready value is taken even past the deadline");
     /// ```
     pub fn recv_deadline(&mut self, deadline: Instant) -> Result<F::Item, RecvTimeoutError> {
-        // SAFETY: `&mut self` on the only receiver.
-        unsafe { self.chan.recv_blocking(Some(deadline)) }
+        self.rx.by_ref().recv_blocking(Some(deadline))
     }
 
     /// Polls for the next value, for hand-written futures and poll loops:
@@ -1213,11 +1148,7 @@ impl<F: Flavour<Receivers = One>> Receiver<F> {
     /// assert_eq!(value, Ok(3));
     /// ```
     pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Result<F::Item, RecvError>> {
-        let (node, registered) = self.stream.parts();
-        // SAFETY: `&mut self` on the only receiver: no other consumer-side
-        // call runs; the node is pinned in its box, only ever used with this
-        // channel, and cancelled in the receiver's `Drop`.
-        unsafe { self.chan.poll_recv(node, registered, cx) }
+        self.rx.poll_recv(cx)
     }
 
     /// Polls for at least one value, then appends up to `limit` ready values

@@ -10,10 +10,7 @@ use std::fmt;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use asyncband_core::Arc;
 use asyncband_core::arity::{Many, One};
-use asyncband_core::chan::Chan;
-use asyncband_core::future::Reserve;
 use asyncband_core::storage::Storage;
 use futures_sink::Sink;
 
@@ -26,8 +23,14 @@ use crate::{multi, single};
 pub trait SinkSender: crate::flavour::Sealed + Unpin {
     /// The channel's storage.
     type Storage: Storage;
-    /// The channel.
-    fn chan(&self) -> &Arc<Chan<Self::Storage>>;
+    /// Reserves one unit for the next `send_reserved`, kept in the sender.
+    fn poll_reserve(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), SendError<()>>>;
+    /// Sends through the kept unit, or if there is room now.
+    fn send_reserved(&mut self, value: Item<Self>) -> Result<(), TrySendError<Item<Self>>>;
+    /// Gives back the kept unit and stops a reservation in progress.
+    fn release_reserved(&mut self);
+    /// Whether a unit is kept.
+    fn has_reserved(&self) -> bool;
 }
 
 impl<F: Flavour<Senders = One>> crate::flavour::Sealed for single::Sender<F> {}
@@ -36,23 +39,44 @@ impl<F: Flavour<Senders = Many>> crate::flavour::Sealed for multi::Sender<F> {}
 impl<F: Flavour<Senders = One>> SinkSender for single::Sender<F> {
     type Storage = F::Storage;
 
-    fn chan(&self) -> &Arc<Chan<F::Storage>> {
-        &self.chan
+    fn poll_reserve(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), SendError<()>>> {
+        self.tx.poll_reserve(cx)
+    }
+
+    fn send_reserved(&mut self, value: F::Item) -> Result<(), TrySendError<F::Item>> {
+        self.tx.send_reserved(value)
+    }
+
+    fn release_reserved(&mut self) {
+        self.tx.release_reserved();
+    }
+
+    fn has_reserved(&self) -> bool {
+        self.tx.has_reserved()
     }
 }
 
 impl<F: Flavour<Senders = Many>> SinkSender for multi::Sender<F> {
     type Storage = F::Storage;
 
-    fn chan(&self) -> &Arc<Chan<F::Storage>> {
-        &self.chan
+    fn poll_reserve(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), SendError<()>>> {
+        self.tx.poll_reserve(cx)
+    }
+
+    fn send_reserved(&mut self, value: F::Item) -> Result<(), TrySendError<F::Item>> {
+        self.tx.send_reserved(value)
+    }
+
+    fn release_reserved(&mut self) {
+        self.tx.release_reserved();
+    }
+
+    fn has_reserved(&self) -> bool {
+        self.tx.has_reserved()
     }
 }
 
 type Item<Tx> = <<Tx as SinkSender>::Storage as Storage>::Item;
-
-/// A reservation kept pinned across polls of `poll_ready`.
-type Waiting<S> = Pin<Box<Reserve<S, Arc<Chan<S>>>>>;
 
 /// A sender as a `Sink`. Created by `Sender::into_sink`.
 ///
@@ -73,21 +97,14 @@ type Waiting<S> = Pin<Box<Reserve<S, Arc<Chan<S>>>>>;
 /// assert_eq!(consumer.join().unwrap(), (0..10).collect::<Vec<_>>());
 /// ```
 pub struct SenderSink<Tx: SinkSender> {
+    /// The sender; it keeps the unit `poll_ready` reserves, and the
+    /// reservation while it waits, between polls.
     tx: Option<Tx>,
-    /// A reservation being waited for; boxed once so it can stay pinned
-    /// across polls.
-    waiting: Option<Waiting<Tx::Storage>>,
-    /// One unit of capacity is held for the next `start_send`.
-    held: bool,
 }
 
 impl<Tx: SinkSender> SenderSink<Tx> {
     pub(crate) fn new(tx: Tx) -> Self {
-        Self {
-            tx: Some(tx),
-            waiting: None,
-            held: false,
-        }
+        Self { tx: Some(tx) }
     }
 
     /// The sender, unless the sink was closed.
@@ -123,12 +140,8 @@ impl<Tx: SinkSender> SenderSink<Tx> {
     }
 
     fn release(&mut self) {
-        self.waiting = None;
-        if std::mem::take(&mut self.held) {
-            if let Some(tx) = &self.tx {
-                // SAFETY: `held` said the sink holds one unit.
-                unsafe { tx.chan().return_units(1) };
-            }
+        if let Some(tx) = &mut self.tx {
+            tx.release_reserved();
         }
     }
 }
@@ -137,58 +150,21 @@ impl<Tx: SinkSender> Sink<Item<Tx>> for SenderSink<Tx> {
     type Error = SendError<Option<Item<Tx>>>;
 
     fn poll_ready(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        let this = self.get_mut();
-        let Some(tx) = &this.tx else {
-            return Poll::Ready(Err(SendError(None)));
-        };
-        if this.held {
-            return Poll::Ready(Ok(()));
+        match &mut self.get_mut().tx {
+            Some(tx) => tx.poll_reserve(cx).map_err(|SendError(())| SendError(None)),
+            None => Poll::Ready(Err(SendError(None))),
         }
-        if this.waiting.is_none() {
-            // SAFETY: the sink owns the sender and takes `&mut self`, so on a
-            // single-producer channel it is the only producer.
-            match unsafe { tx.chan().try_reserve(1) } {
-                Ok(()) => {
-                    this.held = true;
-                    return Poll::Ready(Ok(()));
-                }
-                Err(TrySendError::Disconnected(())) => return Poll::Ready(Err(SendError(None))),
-                Err(TrySendError::Full(())) => {
-                    // SAFETY: as above, for the life of the reservation.
-                    this.waiting =
-                        Some(Box::pin(unsafe { Reserve::new(Arc::clone(tx.chan()), 1) }));
-                }
-            }
-        }
-        let Some(waiting) = &mut this.waiting else {
-            unreachable!("a reservation was just created")
-        };
-        let result = std::task::ready!(waiting.as_mut().poll(cx));
-        this.waiting = None;
-        Poll::Ready(match result {
-            Ok(()) => {
-                this.held = true;
-                Ok(())
-            }
-            Err(SendError(())) => Err(SendError(None)),
-        })
     }
 
     fn start_send(self: Pin<&mut Self>, item: Item<Tx>) -> Result<(), Self::Error> {
-        let this = self.get_mut();
-        let Some(tx) = &this.tx else {
-            return Err(SendError(Some(item)));
-        };
-        if std::mem::take(&mut this.held) {
-            // SAFETY: we hold one unit; the sink is the only producer of a
-            // single-producer channel (see `poll_ready`).
-            return unsafe { tx.chan().push_reserved(item) }
-                .map_err(|SendError(v)| SendError(Some(v)));
+        match &mut self.get_mut().tx {
+            // Through the unit `poll_ready` reserved, or without a
+            // successful `poll_ready` first, if there is room.
+            Some(tx) => tx
+                .send_reserved(item)
+                .map_err(|err| SendError(Some(err.into_inner()))),
+            None => Err(SendError(Some(item))),
         }
-        // Without a successful `poll_ready` first: send if there is room.
-        // SAFETY: as above.
-        unsafe { tx.chan().try_send_unchecked(item) }
-            .map_err(|err| SendError(Some(err.into_inner())))
     }
 
     fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
@@ -213,7 +189,7 @@ impl<Tx: SinkSender> fmt::Debug for SenderSink<Tx> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SenderSink")
             .field("open", &self.tx.is_some())
-            .field("ready", &self.held)
+            .field("ready", &self.tx.as_ref().is_some_and(Tx::has_reserved))
             .finish_non_exhaustive()
     }
 }

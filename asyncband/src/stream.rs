@@ -56,11 +56,7 @@ impl<F: Flavour<Receivers = Many>> Stream for multi::Receiver<F> {
     /// assert_eq!(futures::executor::block_on(rx.collect::<Vec<_>>()), [1]);
     /// ```
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<F::Item>> {
-        let this = self.get_mut();
-        let (node, registered) = this.stream.parts();
-        // SAFETY: many consumers may pop concurrently; the node is pinned in
-        // its box, only used with this channel, and cancelled on `Drop`.
-        unsafe { this.chan.poll_recv(node, registered, cx) }.map(Result::ok)
+        self.get_mut().rx.poll_recv(cx).map(Result::ok)
     }
 }
 
