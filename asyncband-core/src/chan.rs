@@ -19,7 +19,9 @@
 //!
 //! Methods that move values on a side with one endpoint are `unsafe`: the
 //! caller promises that no other call on that side runs at the same time.
-//! The facade discharges this with `&mut self` on single-side endpoints.
+//! The [`endpoint`](crate::endpoint) handles keep that promise in their
+//! types (the one producer or consumer acts through `&mut`), and they are
+//! how safe code, the facade included, moves values.
 
 use std::fmt;
 use std::mem::ManuallyDrop;

@@ -9,6 +9,7 @@
 //! | arity | [`arity`]: [`One`](arity::One) or [`Many`](arity::Many) per side, a type parameter |
 //! | waiting | [`wait`] ([`Cell`](wait::Cell) for one endpoint, [`Queue`](wait::Queue) for many), [`park`] for threads |
 //! | composition | [`chan`]: one generic [`Chan`](chan::Chan), its [`future`]s |
+//! | endpoints | [`endpoint`]: the handles that own each side's right to act, so that safe code can use [`Chan`](chan::Chan) |
 //!
 //! # Guarantees
 //!

@@ -212,6 +212,7 @@ impl<F: Flavour> Future for RecvManyFuture<'_, F> {
 impl<'a, F: Flavour<Storage: Capacity>> Future for ReserveFuture<'a, F> {
     type Output = Result<Permit<'a, F>, SendError<()>>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         self.project().inner.poll(cx).map_ok(Permit::new)
     }

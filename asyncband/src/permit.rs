@@ -43,6 +43,7 @@ pub struct Permit<'a, F: Flavour<Storage: Capacity>> {
 }
 
 impl<'a, F: Flavour<Storage: Capacity>> Permit<'a, F> {
+    #[inline]
     pub(crate) fn new(unit: Units<F::Storage, &'a Chan<F::Storage>>) -> Self {
         debug_assert_eq!(unit.len(), 1, "a permit holds one unit");
         Self { unit }
@@ -65,6 +66,7 @@ impl<'a, F: Flavour<Storage: Capacity>> Permit<'a, F> {
     /// drop(rx);
     /// assert_eq!(permit.send(7).unwrap_err().into_inner(), 7);
     /// ```
+    #[inline]
     pub fn send(self, value: F::Item) -> Result<(), SendError<F::Item>> {
         let mut unit = self.unit;
         unit.send(value)

@@ -449,6 +449,7 @@ impl<'a, S: Storage> ConsumerRef<'a, S> {
 
     /// A future that receives one value, waiting for one.
     #[must_use = "futures do nothing unless polled"]
+    #[inline]
     pub fn recv(self) -> Recv<S, &'a Chan<S>> {
         // SAFETY: the future takes this right, and with it the contract, for
         // its life (`'a`).
@@ -458,6 +459,7 @@ impl<'a, S: Storage> ConsumerRef<'a, S> {
     /// A future that waits for one value, then appends it and up to
     /// `limit - 1` more that are ready to `buf`; resolves to how many.
     #[must_use = "futures do nothing unless polled"]
+    #[inline]
     pub fn recv_many<'b>(
         self,
         buf: &'b mut Vec<S::Item>,

@@ -479,6 +479,7 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
 
     /// A future that sends `value`, waiting for capacity.
     #[must_use = "futures do nothing unless polled"]
+    #[inline]
     pub fn send(self, value: S::Item) -> Send<S, &'a Chan<S>> {
         // SAFETY: the future takes this right, and with it the contract, for
         // its life (`'a`).
@@ -493,6 +494,7 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
     /// [`TrySendError::Full`] when fewer than `n` units are free or senders
     /// are queued ahead, and [`TrySendError::Disconnected`] when the channel
     /// is closed.
+    #[inline]
     pub fn try_reserve(self, n: usize) -> Result<Units<S, &'a Chan<S>>, TrySendError<()>> {
         if S::CAPACITY.is_some_and(|cap| n > cap) {
             return Err(TrySendError::Full(()));
@@ -521,6 +523,7 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
     /// # Panics
     ///
     /// Unless `1 <= n <= CAP`.
+    #[inline]
     pub fn reserve_blocking(
         self,
         n: usize,
@@ -539,6 +542,7 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
     ///
     /// Unless `1 <= n <= CAP`.
     #[must_use = "futures do nothing unless polled"]
+    #[inline]
     pub fn reserve(self, n: usize) -> ReserveUnits<S, &'a Chan<S>> {
         assert_reservable::<S>(n);
         // SAFETY: the future and its units take this right, and with it the
@@ -553,6 +557,7 @@ impl<S: Storage> fmt::Debug for ProducerRef<'_, S> {
     }
 }
 
+#[inline]
 fn assert_reservable<S: Storage>(n: usize) {
     assert!(
         n >= 1 && S::CAPACITY.is_none_or(|cap| n <= cap),

@@ -61,6 +61,7 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Units<S, H> {
     /// The caller holds `n` units of `*chan` and gives them to the value;
     /// the producer-side contract for pushes through units holds for as
     /// long as it lives (see the field `n`).
+    #[inline]
     pub(crate) unsafe fn new(chan: H, n: usize) -> Self {
         Self { chan, n }
     }
@@ -92,6 +93,7 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Units<S, H> {
     /// # Panics
     ///
     /// If no unit is left.
+    #[inline]
     pub fn send(&mut self, value: S::Item) -> Result<(), SendError<S::Item>> {
         assert!(self.n > 0, "a send through `Units` with none left");
         self.n -= 1;
@@ -119,6 +121,7 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Units<S, H> {
 }
 
 impl<S: Storage, H: Deref<Target = Chan<S>>> Drop for Units<S, H> {
+    #[inline]
     fn drop(&mut self) {
         // SAFETY: the `n` units left are held (field `n`) and given up here.
         unsafe { self.chan.return_units(self.n) };
@@ -165,6 +168,7 @@ impl<S: Storage, H: Deref<Target = Chan<S>> + Clone> ReserveUnits<S, H> {
     /// # Safety
     ///
     /// As for [`Reserve::new`], and for the [`Units`] it resolves to.
+    #[inline]
     pub(crate) unsafe fn new(chan: H, n: usize) -> Self {
         Self {
             // SAFETY: forwarded from the caller.
@@ -178,6 +182,7 @@ impl<S: Storage, H: Deref<Target = Chan<S>> + Clone> ReserveUnits<S, H> {
 impl<S: Storage, H: Deref<Target = Chan<S>> + Clone> Future for ReserveUnits<S, H> {
     type Output = Result<Units<S, H>, SendError<()>>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // SAFETY: `inner` is structurally pinned: never moved out of `self`;
         // `chan` and `n` are not and are only read.
