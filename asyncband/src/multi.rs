@@ -20,7 +20,7 @@ use crate::error::{
     RecvError, RecvTimeoutError, SendError, SendTimeoutError, TryRecvError, TrySendError,
 };
 use crate::flavour::Flavour;
-use crate::future::{
+use crate::future::borrowed::{
     ClosedFuture, RecvFuture, RecvManyFuture, ReserveFuture, ReserveManyFuture, SendFuture,
 };
 use crate::iter::{IntoIter, Iter, TryIter};

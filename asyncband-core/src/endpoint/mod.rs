@@ -66,3 +66,65 @@ pub fn channel<S: Storage>() -> (Producer<S>, Consumer<S>) {
     let chan = Chan::<S>::new();
     (Producer::new(crate::Arc::clone(&chan)), Consumer::new(chan))
 }
+
+#[cfg(all(test, not(asyncband_loom)))]
+mod tests {
+    use super::channel;
+    use crate::arity::{Many, One};
+    use crate::error::TrySendError;
+    use crate::ring::Ring;
+    use crate::storage::{Capacity, Storage};
+
+    #[test]
+    fn units_give_back_exactly_what_they_hold_however_they_are_split_and_used() {
+        let (mut tx, mut rx) = channel::<Ring<u32, 4, One, One>>();
+        let mut all = tx.by_ref().try_reserve(4).unwrap();
+        let mut two = all.split(2);
+        assert_eq!((all.len(), two.len()), (2, 2));
+        two.send(1).unwrap();
+        drop(two);
+        all.send(2).unwrap();
+        assert_eq!(all.chan().storage().reserved(), 1);
+        drop(all);
+        assert_eq!(tx.chan().storage().reserved(), 0);
+        // Two values queued, two units free: no more, no less.
+        assert_eq!(
+            tx.by_ref().try_reserve(3).unwrap_err(),
+            TrySendError::Full(())
+        );
+        let free = tx.by_ref().try_reserve(2).unwrap();
+        drop(free);
+        assert_eq!(rx.by_ref().try_recv(), Ok(1));
+        assert_eq!(rx.by_ref().try_recv(), Ok(2));
+        assert_eq!(tx.by_ref().try_reserve(4).map(|units| units.len()), Ok(4));
+    }
+
+    #[test]
+    fn a_send_through_used_up_units_panics_and_returns_nothing_it_did_not_hold() {
+        let (tx, mut rx) = channel::<Ring<u32, 2, Many, One>>();
+        let tx = tx.into_shared();
+        let mut one = tx.by_ref().try_reserve(1).unwrap();
+        one.send(7).unwrap();
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| one.send(8)));
+        assert!(unwound.is_err());
+        drop(one);
+        // One value queued and nothing held: exactly one more fits.
+        assert_eq!(tx.chan().storage().reserved(), 0);
+        assert!(tx.by_ref().try_send(9).is_ok());
+        assert!(tx.chan().storage().is_full());
+        assert_eq!(rx.by_ref().try_recv(), Ok(7));
+        assert_eq!(rx.by_ref().try_recv(), Ok(9));
+    }
+
+    #[test]
+    fn splitting_off_more_units_than_are_held_panics() {
+        let (mut tx, _rx) = channel::<Ring<u32, 4, One, One>>();
+        let mut units = tx.by_ref().try_reserve(2).unwrap();
+        let split = std::panic::AssertUnwindSafe(|| drop(units.split(3)));
+        assert!(std::panic::catch_unwind(split).is_err());
+        assert_eq!(units.len(), 2);
+        drop(units);
+        assert_eq!(<Ring<u32, 4, One, One> as Capacity>::CAP, 4);
+        assert_eq!(tx.by_ref().try_reserve(4).map(|units| units.len()), Ok(4));
+    }
+}

@@ -1,17 +1,4 @@
-//! The futures returned by the async operations of the endpoints.
-//!
-//! They are runtime-agnostic (any executor, or `futures::executor`), `Send`
-//! when the payload is, and `!Unpin`: each embeds its place in the wait list,
-//! so waiting allocates nothing. Pin them (`std::pin::pin!`, `Box::pin`, or
-//! just `.await` them) to poll by hand.
-//!
-//! # Cancel safety
-//!
-//! Every one of them can be dropped at any point (`select!`, timeouts)
-//! without losing a value or a wake-up: an unsent value stays in the future
-//! and is dropped with it; a value is taken only in the poll that returns it;
-//! capacity or a wake-up granted to a dropped future passes to the next
-//! waiter.
+//! The futures that borrow their endpoint.
 
 use std::fmt;
 use std::future::Future;
@@ -27,8 +14,6 @@ use pin_project_lite::pin_project;
 use crate::error::{RecvError, SendError};
 use crate::flavour::Flavour;
 use crate::permit::{Permit, Permits};
-
-pub use crate::owned::ReserveOwnedFuture;
 
 pin_project! {
     /// Sends one value, waiting for room. Created by `Sender::send`.
