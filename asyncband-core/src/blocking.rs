@@ -157,7 +157,10 @@ impl<S: Storage> Chan<S> {
         &self,
         deadline: Option<Instant>,
     ) -> Result<S::Item, RecvTimeoutError> {
-        let mut backoff = Backoff::new();
+        let schedule = self
+            .receive_waits()
+            .schedule(|| self.storage().head_position());
+        let mut backoff = schedule();
         // As in `send_blocking_waiting`: the caller has just tried.
         loop {
             if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
@@ -176,7 +179,7 @@ impl<S: Storage> Chan<S> {
         drop(backoff);
         // SAFETY: forwarded from the caller.
         let future = pin!(unsafe { Recv::parked(self) });
-        match block_on(future, deadline, Backoff::new) {
+        match block_on(future, deadline, schedule) {
             Some(Ok(value)) => Ok(value),
             Some(Err(RecvError)) => Err(RecvTimeoutError::Disconnected),
             None => Err(RecvTimeoutError::Timeout),

@@ -30,6 +30,7 @@ use crossbeam_utils::CachePadded;
 
 use crate::arity::Arity;
 use crate::error::{SendError, TryRecvError, TrySendError};
+use crate::park::ReceiveWaits;
 use crate::slot::is_large;
 use crate::storage::{PopError, PushError, Storage};
 use crate::sync::{Arc, AtomicUsize, Ordering};
@@ -48,6 +49,9 @@ struct Waiters<S: Storage> {
     tx: TxWait<S>,
     /// Futures of `Sender::closed`.
     closed: Queue,
+    /// How the blocking receives' last waits went, which steers how the
+    /// next one waits.
+    receive_waits: ReceiveWaits,
 }
 
 /// A channel over storage `S`, shared by its endpoints through an [`Arc`].
@@ -102,6 +106,7 @@ impl<S: Storage> Chan<S> {
                 rx: Default::default(),
                 tx: Default::default(),
                 closed: Queue::default(),
+                receive_waits: ReceiveWaits::default(),
             }),
             senders: CachePadded::new(AtomicUsize::new(1)),
             receivers: AtomicUsize::new(1),
@@ -125,6 +130,10 @@ impl<S: Storage> Chan<S> {
 
     pub(crate) fn closed_wait(&self) -> &Queue {
         &self.waiters.closed
+    }
+
+    pub(crate) fn receive_waits(&self) -> &ReceiveWaits {
+        &self.waiters.receive_waits
     }
 
     /// After a push: wakes one waiting receiver.

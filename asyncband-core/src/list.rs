@@ -795,6 +795,11 @@ where
         self.tail.index.load_sc() & CLOSED != 0
     }
 
+    fn head_position(&self) -> u64 {
+        // ORDERING: SeqCst; a query.
+        position(self.head.index.load_sc())
+    }
+
     #[allow(
         clippy::cast_possible_truncation,
         reason = "every value counted sits in an allocated block, so the count fits in `usize`"

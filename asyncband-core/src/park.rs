@@ -26,6 +26,15 @@
 //! When nothing else is runnable a yield returns at once, so a thread that
 //! waits long pays a few microseconds more before it parks.
 //!
+//! A blocking receive skips both the spin and the yields, and parks at
+//! once, when the machine is oversubscribed (more runnable threads than
+//! cores, by the kernel's count) and its values have stopped coming in runs
+//! (`ReceiveWaits`): paced producers that keep their cores busy between
+//! sends. A yield would then hand the receiver's core to one of them for a
+//! whole time slice while the next value waits, and a spin would use up the
+//! receiver's share of the CPU, so that the scheduler is slow to run it when
+//! the value comes; parked, it is woken by the send within microseconds.
+//!
 //! Senders of a channel with many receivers skip the yields
 //! ([`Backoff::without_yields`]): there the receivers' waits are spread out
 //! and no single thread pays for the wakes, and yielding senders give their
@@ -40,7 +49,8 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{
-    AtomicBool as StdAtomicBool, AtomicUsize as StdAtomicUsize, Ordering as StdOrdering,
+    AtomicBool as StdAtomicBool, AtomicU64 as StdAtomicU64, AtomicUsize as StdAtomicUsize,
+    Ordering as StdOrdering,
 };
 use std::sync::{Arc as StdArc, OnceLock};
 use std::task::{Context, Poll, Wake, Waker};
@@ -71,6 +81,131 @@ static SPINNING: StdAtomicUsize = StdAtomicUsize::new(0);
 fn cores() -> usize {
     static CORES: OnceLock<usize> = OnceLock::new();
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get))
+}
+
+/// How long a look at the run queue stays good for ([`oversubscribed`]).
+const LOOK_NANOS: u64 = 5_000_000;
+/// When the run queue was last looked at (`coarse_now_nanos`), and what was
+/// seen (the low bit). Not a protocol word: it only steers waiting.
+static LOOKED: StdAtomicU64 = StdAtomicU64::new(0);
+
+/// Whether the machine has more runnable threads than this process may use
+/// cores. Looked up at most every [`LOOK_NANOS`] (the kernel's count of
+/// runnable threads, the fourth field of `/proc/loadavg`); false where that
+/// is not available.
+fn oversubscribed() -> bool {
+    let Some(now) = coarse_now_nanos() else {
+        return false;
+    };
+    // ORDERING: Relaxed; a hint.
+    let looked = LOOKED.load(StdOrdering::Relaxed);
+    if looked != 0 && now.saturating_sub(looked >> 1) < LOOK_NANOS {
+        return looked & 1 == 1;
+    }
+    let busy = runnable_threads().is_some_and(|running| running > cores());
+    // ORDERING: Relaxed; a hint. Concurrent lookers store alike answers.
+    LOOKED.store((now.max(1) << 1) | u64::from(busy), StdOrdering::Relaxed);
+    busy
+}
+
+/// A monotonic clock in nanoseconds that is cheap to read and a few
+/// milliseconds coarse (`CLOCK_MONOTONIC_COARSE`). `None` off Linux, and
+/// under loom and Miri, where waits never look at the run queue.
+fn coarse_now_nanos() -> Option<u64> {
+    #[cfg(all(target_os = "linux", not(asyncband_loom), not(miri)))]
+    {
+        let mut now = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `now` is a valid, writable `timespec`; the call writes it
+        // and nothing else.
+        if unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &raw mut now) } != 0 {
+            return None;
+        }
+        let secs = u64::try_from(now.tv_sec).ok()?;
+        let nanos = u64::try_from(now.tv_nsec).ok()?;
+        Some(secs.saturating_mul(1_000_000_000).saturating_add(nanos))
+    }
+    #[cfg(not(all(target_os = "linux", not(asyncband_loom), not(miri))))]
+    {
+        None
+    }
+}
+
+/// Threads runnable on the machine right now, the caller included.
+fn runnable_threads() -> Option<usize> {
+    let loadavg = std::fs::read_to_string("/proc/loadavg").ok()?;
+    let running = loadavg.split_whitespace().nth(3)?.split('/').next()?;
+    running.parse().ok()
+}
+
+/// Nanoseconds since the first call in this process.
+fn now_nanos() -> u64 {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    let epoch = *EPOCH.get_or_init(Instant::now);
+    u64::try_from(epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// Values that came on average further apart than this since the last wait
+/// make the traffic sparse: about a park/unpark round trip.
+const SPARSE_GAP_NANOS: u64 = 2_000;
+/// Waits in a row that each followed a run of values (two or more, closer
+/// together than [`SPARSE_GAP_NANOS`]) before a receiver on an
+/// oversubscribed machine spins and yields again: a single run can be the
+/// drain of a backlog that built up behind a producer preempted mid-send.
+const RUNS_TO_YIELD: u64 = 3;
+
+/// What a channel remembers of its blocking receives' waits, to choose how
+/// the next one waits ([`ReceiveWaits::schedule`]). Not protocol words:
+/// they only steer waiting, so every access is `Relaxed`.
+#[derive(Debug, Default)]
+pub(crate) struct ReceiveWaits {
+    /// The consumers' head position when a receive last began to wait.
+    head: StdAtomicU64,
+    /// `now_nanos` then.
+    at: StdAtomicU64,
+    /// How many waits in a row followed a run of values.
+    runs: StdAtomicU64,
+}
+
+impl ReceiveWaits {
+    /// The schedule for a blocking receive that is about to wait, `head`
+    /// being the consumers' head position now. Normally it spins, yields,
+    /// then parks (module docs): on an oversubscribed machine the yields
+    /// hand the core to the producers, which fill the channel, and the
+    /// receiver then takes a run without a system call on either side.
+    /// But when the machine is oversubscribed and the values have not come
+    /// in runs lately, the next one is far off: a yield would hand the core
+    /// to a busy thread for a whole time slice, and a spin would spend the
+    /// receiver's share of the CPU, after which the scheduler is slow to run
+    /// it when the value comes. Then it parks at once ([`Backoff::none`]),
+    /// and the send wakes it. The rate is measured, not the count: a
+    /// receiver kept off its core finds a long run that came slowly.
+    pub(crate) fn schedule(&self, head: impl FnOnce() -> u64) -> fn() -> Backoff {
+        if oversubscribed() && self.park_at_once(head(), now_nanos()) {
+            Backoff::none
+        } else {
+            Backoff::new
+        }
+    }
+
+    /// On an oversubscribed machine, with the head position and the time
+    /// now: records this wait, and says whether the values have not come in
+    /// runs lately.
+    fn park_at_once(&self, head: u64, now: u64) -> bool {
+        // ORDERING: Relaxed; hints.
+        let taken = head.wrapping_sub(self.head.swap(head, StdOrdering::Relaxed));
+        let elapsed = now.saturating_sub(self.at.swap(now, StdOrdering::Relaxed));
+        let run = taken >= 2 && elapsed <= taken.saturating_mul(SPARSE_GAP_NANOS);
+        let runs = if run {
+            self.runs.fetch_add(1, StdOrdering::Relaxed) + 1
+        } else {
+            self.runs.store(0, StdOrdering::Relaxed);
+            0
+        };
+        runs < RUNS_TO_YIELD
+    }
 }
 
 /// The spin schedule a blocking operation runs through before it registers
@@ -136,6 +271,27 @@ impl Backoff {
     #[must_use]
     pub const fn without_yields() -> Self {
         Self::with_yields(0)
+    }
+
+    /// An empty schedule: the caller parks at once. For a receiver whose
+    /// values come further apart than a spin phase lasts, where spinning
+    /// would only burn the time slice the senders need.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband_core::park::Backoff;
+    ///
+    /// assert!(!Backoff::none().snooze());
+    /// ```
+    #[must_use]
+    pub const fn none() -> Self {
+        Self {
+            round: CHECKS,
+            yields: 0,
+            started: true,
+            counted: false,
+        }
     }
 
     /// A schedule that skips the spin phase and only yields, then lets the
@@ -360,6 +516,47 @@ mod tests {
             snoozes, YIELDS,
             "{snoozes} snoozes: {YIELDS} yields expected"
         );
+    }
+
+    /// Feeds `waits` of (values taken, nanoseconds since the last wait) to
+    /// fresh `ReceiveWaits`; returns what each wait was told.
+    fn park_at_once(waits: &[(u64, u64)]) -> Vec<bool> {
+        let receive = ReceiveWaits::default();
+        let (mut head, mut now) = (0, 0);
+        waits
+            .iter()
+            .map(|&(taken, elapsed)| {
+                head += taken;
+                now += elapsed;
+                receive.park_at_once(head, now)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_receiver_whose_values_come_one_by_one_parks_at_once() {
+        assert_eq!(park_at_once(&[(1, 20_000); 4]), [true; 4]);
+    }
+
+    #[test]
+    fn a_receiver_whose_values_come_in_runs_spins_and_yields_after_three_runs() {
+        assert_eq!(
+            park_at_once(&[(500, 20_000); 4]),
+            [true, true, false, false]
+        );
+    }
+
+    #[test]
+    fn a_lone_run_among_sparse_values_does_not_make_a_receiver_yield() {
+        // A backlog drained after a stall, between values that come apart.
+        let waits = [(1, 20_000), (100, 30_000), (1, 20_000), (100, 30_000), (1, 20_000)];
+        assert_eq!(park_at_once(&waits), [true; 5]);
+    }
+
+    #[test]
+    fn a_run_that_came_slowly_is_no_run() {
+        // A receiver kept off its core for 4 ms finds 200 values.
+        assert_eq!(park_at_once(&[(200, 4_000_000); 4]), [true; 4]);
     }
 
     #[test]

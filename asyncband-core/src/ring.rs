@@ -931,6 +931,10 @@ where
         self.tail.word.load_sc() & Self::CLOSED != 0
     }
 
+    fn head_position(&self) -> u64 {
+        self.head_pos()
+    }
+
     #[allow(
         clippy::cast_possible_truncation,
         reason = "the length never exceeds `CAP`, which is a `usize`"

@@ -190,6 +190,10 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     /// Whether `close` has happened.
     fn is_closed(&self) -> bool;
 
+    /// The position of the next value to pop: how many values have been
+    /// popped (or claimed by a consumer), a count that only grows. A query.
+    fn head_position(&self) -> u64;
+
     /// Values pushed and not yet popped.
     fn len(&self) -> usize;
 
