@@ -662,6 +662,11 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Reserve<S, H> {
     {
         self.chan
     }
+
+    /// The channel handle and how many units the future reserves.
+    pub(crate) fn parts(&self) -> (&H, usize) {
+        (&self.chan, self.n)
+    }
 }
 
 impl<S: Storage, H: Deref<Target = Chan<S>>> Future for Reserve<S, H> {

@@ -549,7 +549,13 @@ mod tests {
     #[test]
     fn a_lone_run_among_sparse_values_does_not_make_a_receiver_yield() {
         // A backlog drained after a stall, between values that come apart.
-        let waits = [(1, 20_000), (100, 30_000), (1, 20_000), (100, 30_000), (1, 20_000)];
+        let waits = [
+            (1, 20_000),
+            (100, 30_000),
+            (1, 20_000),
+            (100, 30_000),
+            (1, 20_000),
+        ];
         assert_eq!(park_at_once(&waits), [true; 5]);
     }
 

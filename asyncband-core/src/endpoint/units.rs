@@ -158,8 +158,6 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> fmt::Debug for Units<S, H> {
 /// ```
 pub struct ReserveUnits<S: Storage, H: Deref<Target = Chan<S>> + Clone> {
     inner: Reserve<S, H>,
-    chan: H,
-    n: usize,
 }
 
 impl<S: Storage, H: Deref<Target = Chan<S>> + Clone> ReserveUnits<S, H> {
@@ -172,9 +170,7 @@ impl<S: Storage, H: Deref<Target = Chan<S>> + Clone> ReserveUnits<S, H> {
     pub(crate) unsafe fn new(chan: H, n: usize) -> Self {
         Self {
             // SAFETY: forwarded from the caller.
-            inner: unsafe { Reserve::new(chan.clone(), n) },
-            chan,
-            n,
+            inner: unsafe { Reserve::new(chan, n) },
         }
     }
 }
@@ -184,23 +180,20 @@ impl<S: Storage, H: Deref<Target = Chan<S>> + Clone> Future for ReserveUnits<S, 
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        // SAFETY: `inner` is structurally pinned: never moved out of `self`;
-        // `chan` and `n` are not and are only read.
-        let this = unsafe { self.get_unchecked_mut() };
-        // SAFETY: as above.
-        let inner = unsafe { Pin::new_unchecked(&mut this.inner) };
-        inner.poll(cx).map_ok(|()| {
-            // SAFETY: the reservation just completed: its `n` units are
-            // held, under the contract `new` was made with.
-            unsafe { Units::new(this.chan.clone(), this.n) }
-        })
+        // SAFETY: `inner` is structurally pinned: it is never moved out.
+        let mut inner = unsafe { self.map_unchecked_mut(|this| &mut this.inner) };
+        std::task::ready!(inner.as_mut().poll(cx))?;
+        let (chan, n) = inner.parts();
+        // SAFETY: the reservation just completed: its `n` units are held,
+        // under the contract `new` was made with.
+        Poll::Ready(Ok(unsafe { Units::new(chan.clone(), n) }))
     }
 }
 
 impl<S: Storage, H: Deref<Target = Chan<S>> + Clone> fmt::Debug for ReserveUnits<S, H> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ReserveUnits")
-            .field("n", &self.n)
-            .finish_non_exhaustive()
+            .field("inner", &self.inner)
+            .finish()
     }
 }
