@@ -182,7 +182,11 @@
 //!
 //! A blocking call that must wait spins briefly and yields a few times,
 //! then parks; a future returns `Pending` and is woken. A send or receive
-//! that finds nobody waiting never touches a waker.
+//! that finds nobody waiting never touches a waker. On a machine with more
+//! runnable threads than cores, a blocking receive whose values come one by
+//! one parks at once: a spin or a yield there would cost it a time slice of
+//! a busy thread, while a parked receiver is woken by the send within
+//! microseconds.
 //!
 //! A single sender (or a single receiver, freeing slots) publishes with a
 //! plain store while nobody waits on it. A waiter that finds it publishing

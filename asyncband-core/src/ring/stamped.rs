@@ -1,0 +1,556 @@
+//! The ring with many producers (`mpsc`, `mpmc`), the second of
+//! the bounded ring's two algorithms (see `mod.rs`).
+//!
+//! Producers share one *claim word*, updated only by compare-exchange:
+//!
+//! ```text
+//!  63            POS_SHIFT   POS_SHIFT-1    2      1         0
+//! +----------------+----------------------+-------+--------+
+//! | position (mod) | reserved units (R)   |WAITING| CLOSED |
+//! +----------------+----------------------+-------+--------+
+//! ```
+//!
+//! - `position` is the next position to claim, modulo `2^(62 - R_BITS)`
+//!   (at least 41 bits). The full 64-bit position is recovered from the
+//!   slot's stamp, which always holds it; the truncation matters only to an
+//!   ABA on this word, which needs a thread stalled between its load and its
+//!   compare-exchange while 2^41 other claims happen (hours at the highest
+//!   rates) and then resuming on exactly the same claim.
+//! - `R` counts capacity held as permits or granted to woken senders.
+//! - `WAITING` says senders are queued: newcomers then report `Full`, so
+//!   capacity freed while senders wait goes to them in order.
+//! - `CLOSED` freezes the boundary: a claim that succeeds before it is set is
+//!   received; every claim after it fails and hands its value back.
+//!
+//! Keeping all of this in the word every producer already compare-exchanges
+//! makes reserving, granting and closing linearise against sends with no
+//! extra cost on the send path.
+//!
+//! A send claims position `p` when the slot of position `p + R` is writable
+//! for that position (so queued values plus held units stay within `CAP`),
+//! then writes its slot and stores the stamp `readable(p)`. That is one
+//! read-modify-write per message. The claim is `SeqCst`: it is the notifier
+//! half of the race with a consumer that registers to wait and then re-reads
+//! the claim word. A consumer that finds a position claimed but not yet
+//! written reports [`PopError::Busy`] and retries instead of sleeping,
+//! except for large values, whose stamp is stored `SeqCst` so that the
+//! consumer can sleep on it ([`Storage::NOTIFIES_BUSY`]).
+//!
+//! The consumer side checks the slot's stamp for `readable(h)`: a single
+//! consumer then takes the value with no read-modify-write, many consumers
+//! claim `h` with one compare-exchange first. After reading, the consumer
+//! stores `writable(h + CAP)`. A single consumer makes that store `SeqCst`
+//! (the notifier half for waiting senders); many consumers already paired
+//! their claim with the waiters, so theirs is a release store.
+
+use std::sync::atomic::compiler_fence;
+
+use crate::arity::{Arity, Topology};
+use crate::slot::{Stamp, readable, writable};
+use crate::storage::{PopError, PushError, Storage};
+use crate::sync::{Ordering, SeqCst, spin_hint};
+
+use super::{Ring, RingFront};
+
+/// Where a slot stands relative to the position a producer wants it for.
+pub(super) enum Lap {
+    /// Writable for exactly that position; carries the full position.
+    Free(u64),
+    /// Still holds (or is being read for) an older position: full.
+    Behind,
+    /// Already used for that position or later: the caller's view is stale.
+    Ahead,
+}
+
+#[allow(
+    clippy::inline_always,
+    reason = "one arity's half of a `Storage` method, inlined into it as the branch it was"
+)]
+impl<T, const CAP: usize, P: Arity, C: Arity> Ring<T, CAP, P, C>
+where
+    (P, C): Topology,
+{
+    pub(super) const CLOSED: u64 = 1;
+    pub(super) const WAITING: u64 = 2;
+    pub(super) const R_SHIFT: u32 = 2;
+    pub(super) const R_BITS: u32 = if CAP.is_power_of_two() {
+        CAP.trailing_zeros() + 1
+    } else {
+        1
+    };
+    pub(super) const R_FIELD: u64 = ((1 << Self::R_BITS) - 1) << Self::R_SHIFT;
+    pub(super) const ONE_R: u64 = 1 << Self::R_SHIFT;
+    pub(super) const POS_SHIFT: u32 = Self::R_SHIFT + Self::R_BITS;
+    pub(super) const ONE_POS: u64 = 1 << Self::POS_SHIFT;
+    /// Masks a full position down to the width of the claim word's field.
+    pub(super) const POS_MASK: u64 = u64::MAX >> Self::POS_SHIFT;
+
+    #[inline]
+    pub(super) fn pos(word: u64) -> u64 {
+        word >> Self::POS_SHIFT
+    }
+
+    #[inline]
+    pub(super) fn units(word: u64) -> u64 {
+        (word & Self::R_FIELD) >> Self::R_SHIFT
+    }
+
+    /// Compares slot `pos & MASK` against truncated position `want`.
+    #[inline]
+    pub(super) fn lap(&self, want: u64, order: Ordering) -> Lap {
+        let stamp = if order == Ordering::SeqCst {
+            self.slot(want).stamp.load_seq_cst()
+        } else {
+            self.slot(want).stamp.load(order)
+        };
+        let have = (stamp >> 1) & Self::POS_MASK;
+        let ahead = have.wrapping_sub(want) & Self::POS_MASK;
+        if ahead == 0 {
+            if stamp & 1 == 0 {
+                Lap::Free(stamp >> 1)
+            } else {
+                Lap::Ahead
+            }
+        } else if ahead < Self::POS_MASK / 2 {
+            Lap::Ahead
+        } else {
+            Lap::Behind
+        }
+    }
+
+    /// Many producers: whether `extra` more units fit after claim word
+    /// `word`, i.e. the slot of position `pos + R + extra - 1` is writable
+    /// for it. `None` means the caller's word is stale.
+    pub(super) fn fits(&self, word: u64, extra: u64) -> Option<bool> {
+        self.room_for(word, extra).map(|room| room.is_some())
+    }
+
+    /// As [`Ring::fits`], with the answer `Some(Some(full))` when there is
+    /// room: `full` is the full position of the slot checked, which, with no
+    /// units held and `extra == 1`, is the slot the claim will write.
+    #[inline]
+    #[allow(
+        clippy::option_option,
+        reason = "an intentional private three-state answer: stale word, no room, or room at a position"
+    )]
+    pub(super) fn room_for(&self, word: u64, extra: u64) -> Option<Option<u64>> {
+        let last = Self::pos(word)
+            .wrapping_add(Self::units(word))
+            .wrapping_add(extra - 1)
+            & Self::POS_MASK;
+        // ORDERING: SeqCst: acquires the consumer's store of the writable
+        // stamp (its read of the old value happens before our write), and is
+        // the waiting sender's re-check, paired with a single consumer's
+        // SeqCst store of that stamp.
+        match self.lap(last, Ordering::SeqCst) {
+            Lap::Free(full) => Some(Some(full)),
+            Lap::Ahead => None,
+            Lap::Behind if C::MANY => {
+                // A consumer may have claimed the old value and still be
+                // reading it; capacity counts claims, so ask the head.
+                // ORDERING: SeqCst: the waiting sender's re-check pairs with
+                // the consumers' SeqCst claims.
+                let head = self.head.word.load_sc() & Self::POS_MASK;
+                let used = last.wrapping_sub(head) & Self::POS_MASK;
+                // Room, but the claimed slot may still be being read: the
+                // publisher waits for it.
+                Some((used < Self::CAP64).then_some(u64::MAX))
+            }
+            Lap::Behind => Some(None),
+        }
+    }
+
+    /// Many producers: waits until the slot of the claimed (truncated)
+    /// position `pos` is writable for it, and returns the full position. The
+    /// wait only spins when a consumer is still reading the previous lap.
+    pub(super) fn wait_writable(&self, pos: u64) -> u64 {
+        loop {
+            // ORDERING: Acquire pairs with the releasing consumer's store.
+            if let Lap::Free(full) = self.lap(pos, Ordering::Acquire) {
+                return full;
+            }
+            spin_hint();
+        }
+    }
+
+    /// Many producers: moves the value out of `*value` to the claimed
+    /// position and publishes it. `known` is the full position if the claim
+    /// already saw its slot writable for it (`u64::MAX` if not).
+    ///
+    /// # Safety
+    ///
+    /// `*value` holds a value.
+    #[inline]
+    pub(super) unsafe fn publish(&self, pos: u64, known: u64, value: &mut Option<T>) {
+        let full = if known == u64::MAX {
+            self.wait_writable(pos)
+        } else {
+            known
+        };
+        let slot = self.slot(full);
+        // SAFETY: the claim gave this producer the position and the slot is
+        // writable for it, so nobody else touches it until it is readable;
+        // `*value` holds a value (caller's contract).
+        unsafe { slot.write_from(value) };
+        // A release store (`SeqCst` for a large value), paired with the
+        // consumer's load in `front`: see `Slot::publish`.
+        slot.publish(readable(full));
+    }
+
+    /// Many producers: compare-exchange on the claim word; on failure
+    /// returns the current word.
+    #[inline]
+    pub(super) fn cas_tail(&self, current: u64, new: u64) -> Result<u64, u64> {
+        // ORDERING: SeqCst: the claim is the notifier half of the race with a
+        // consumer that registers and then re-reads this word; failure only
+        // needs a fresh value.
+        self.tail
+            .word
+            .compare_exchange_weak(current, new, Ordering::SeqCst, Ordering::Relaxed)
+    }
+
+    /// Many producers: acquires one unit on behalf of a waiter or `n` for a
+    /// reservation. `honour_queue` makes queued senders block the attempt.
+    pub(super) fn acquire_units(&self, n: u64, honour_queue: bool) -> Result<(), PushError<()>> {
+        // ORDERING: Relaxed; the compare-exchange validates it.
+        let mut word = self.tail.word.load(Ordering::Relaxed);
+        loop {
+            if word & Self::CLOSED != 0 {
+                return Err(PushError::Closed(()));
+            }
+            if honour_queue && word & Self::WAITING != 0 {
+                return Err(PushError::Full(()));
+            }
+            match self.fits(word, n) {
+                None => {
+                    // ORDERING: Relaxed; stale view, reload.
+                    word = self.tail.word.load(Ordering::Relaxed);
+                    continue;
+                }
+                Some(false) => return Err(PushError::Full(())),
+                Some(true) => {}
+            }
+            match self.cas_tail(word, word + n * Self::ONE_R) {
+                Ok(_) => return Ok(()),
+                Err(current) => word = current,
+            }
+        }
+    }
+
+    /// [`Storage::try_push_from`] with many producers.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Storage::try_push_from`].
+    #[inline(always)]
+    pub(super) unsafe fn stamped_try_push_from(
+        &self,
+        value: &mut Option<T>,
+    ) -> Result<(), PushError<()>> {
+        debug_assert!(value.is_some(), "a value to push");
+        // ORDERING: Relaxed; the compare-exchange validates it.
+        let mut word = self.tail.word.load(Ordering::Relaxed);
+        // The common case first, on its own: open, nobody queued, no units
+        // held, and the slot of the next position free. One test covers
+        // the three flags, so a plain send pays nothing for permits.
+        if word & (Self::CLOSED | Self::WAITING | Self::R_FIELD) == 0 {
+            // ORDERING: SeqCst, as in `room_for`: acquires the consumer's
+            // store of the writable stamp, and is the waiting sender's
+            // re-check paired with a single consumer's SeqCst store of it.
+            if let Lap::Free(full) = self.lap(Self::pos(word), Ordering::SeqCst) {
+                match self.cas_tail(word, word + Self::ONE_POS) {
+                    Ok(_) => {
+                        // SAFETY: claimed; `*value` holds a value.
+                        unsafe { self.publish(Self::pos(word), full, value) };
+                        return Ok(());
+                    }
+                    Err(current) => word = current,
+                }
+            }
+        }
+        loop {
+            if word & (Self::CLOSED | Self::WAITING) != 0 {
+                return Err(if word & Self::CLOSED != 0 {
+                    PushError::Closed(())
+                } else {
+                    PushError::Full(())
+                });
+            }
+            let known = match self.room_for(word, 1) {
+                None => {
+                    // ORDERING: Relaxed; stale view, reload.
+                    word = self.tail.word.load(Ordering::Relaxed);
+                    continue;
+                }
+                Some(None) => return Err(PushError::Full(())),
+                // With `R` units held, the slot checked is `R` positions past
+                // the one claimed. A single consumer frees slots in position
+                // order, so that one is free as well, and the consumer's
+                // read of it came before its store of the stamp just
+                // loaded: its full position is `full - R`, no second wait.
+                // (Many consumers free slots out of order: `wait_writable`.)
+                Some(Some(full)) if !C::MANY || Self::units(word) == 0 => full - Self::units(word),
+                Some(Some(_)) => u64::MAX,
+            };
+            match self.cas_tail(word, word + Self::ONE_POS) {
+                Ok(_) => {
+                    // SAFETY: claimed; `*value` holds a value.
+                    unsafe { self.publish(Self::pos(word), known, value) };
+                    return Ok(());
+                }
+                Err(current) => word = current,
+            }
+        }
+    }
+
+    /// [`Storage::front`] with many producers.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Storage::front`].
+    #[inline(always)]
+    pub(super) unsafe fn stamped_front(&self) -> Result<RingFront<T, P::Stamp>, PopError> {
+        // ORDERING: Relaxed; a single consumer reads its own head, many
+        // consumers re-validate with the compare-exchange below.
+        let mut head = self.head.word.load(Ordering::Relaxed);
+        loop {
+            let slot = self.slot(head);
+            // An acquire load (`SeqCst` for a large value, the re-check of a
+            // consumer that registered), paired with the producer's store in
+            // `publish`: the value is visible once the stamp says readable.
+            let stamp = slot.published();
+            if stamp == readable(head) {
+                if C::MANY {
+                    // ORDERING: SeqCst: the claim is the notifier half for
+                    // senders waiting on capacity.
+                    if let Err(current) = self.head.word.compare_exchange_weak(
+                        head,
+                        head + 1,
+                        Ordering::SeqCst,
+                        Ordering::Relaxed,
+                    ) {
+                        head = current;
+                        continue;
+                    }
+                }
+                // The stamp says the value is written, and this consumer
+                // owns position `head` (the only consumer, or the winner of
+                // the claim).
+                return Ok(RingFront {
+                    pos: head,
+                    slot,
+                    fenced: false,
+                });
+            }
+            if C::MANY && stamp >= writable(head + Self::CAP64) {
+                // Another consumer took `head` already.
+                // ORDERING: Relaxed; re-validated by the claim.
+                head = self.head.word.load(Ordering::Relaxed);
+                continue;
+            }
+            // ORDERING: SeqCst: the waiting consumer's re-check, paired with
+            // the producers' SeqCst claims.
+            let word = self.tail.word.load_sc();
+            if C::MANY {
+                // ORDERING: Relaxed; a consistency check of our own view.
+                let current = self.head.word.load(Ordering::Relaxed);
+                if current != head {
+                    head = current;
+                    continue;
+                }
+            }
+            if Self::pos(word) != head & Self::POS_MASK {
+                return Err(PopError::Busy);
+            }
+            return Err(if word & Self::CLOSED != 0 {
+                PopError::Closed
+            } else {
+                PopError::Empty
+            });
+        }
+    }
+
+    /// [`Storage::close`] with many producers.
+    #[inline(always)]
+    pub(super) fn stamped_close(&self) -> bool {
+        // ORDERING: SeqCst: freezes the boundary in the claim word; every
+        // claim is ordered before or after it.
+        self.tail.word.fetch_or(Self::CLOSED, Ordering::SeqCst) & Self::CLOSED == 0
+    }
+
+    /// [`Storage::len`] with many producers.
+    #[inline(always)]
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "the length never exceeds `CAP`, which is a `usize`"
+    )]
+    pub(super) fn stamped_len(&self) -> usize {
+        let head = self.head_pos();
+        // ORDERING: SeqCst; a query.
+        let word = self.tail.word.load_sc();
+        let used = Self::pos(word).wrapping_sub(head) & Self::POS_MASK;
+        // A consumer racing ahead of our snapshot would make this wrap.
+        if used > Self::CAP64 { 0 } else { used as usize }
+    }
+
+    /// [`Storage::try_acquire`] with many producers.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Storage::try_acquire`].
+    #[inline(always)]
+    pub(super) unsafe fn stamped_try_acquire(&self, n: usize) -> Result<(), PushError<()>> {
+        self.acquire_units(n as u64, true)
+    }
+
+    /// [`Storage::push_reserved`] with many producers.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Storage::push_reserved`].
+    #[inline(always)]
+    pub(super) unsafe fn stamped_push_reserved(&self, value: T) -> Result<(), T> {
+        // ORDERING: Relaxed; the compare-exchange validates it.
+        let mut word = self.tail.word.load(Ordering::Relaxed);
+        loop {
+            if word & Self::CLOSED != 0 {
+                // SAFETY: the caller's held unit, given back with the value.
+                unsafe { self.release(1) };
+                return Err(value);
+            }
+            match self.cas_tail(word, word + Self::ONE_POS - Self::ONE_R) {
+                Ok(_) => {
+                    // SAFETY: claimed; the value is in the option.
+                    unsafe { self.publish(Self::pos(word), u64::MAX, &mut Some(value)) };
+                    return Ok(());
+                }
+                Err(current) => word = current,
+            }
+        }
+    }
+
+    /// [`Storage::is_full`] with many producers.
+    #[inline(always)]
+    pub(super) fn stamped_is_full(&self) -> bool {
+        // ORDERING: SeqCst; a query.
+        let word = self.tail.word.load_sc();
+        if word & Self::WAITING != 0 {
+            return true;
+        }
+        let used = Self::pos(word).wrapping_sub(self.head_pos()) & Self::POS_MASK;
+        used.min(Self::CAP64) + Self::units(word) >= Self::CAP64
+    }
+
+    /// [`Storage::grant`] with many producers.
+    #[inline(always)]
+    pub(super) fn stamped_grant(&self, n: usize) -> usize {
+        let mut granted = 0;
+        while granted < n && self.acquire_units(1, false).is_ok() {
+            granted += 1;
+        }
+        granted
+    }
+
+    /// [`Storage::may_grant`] with many producers.
+    #[inline(always)]
+    pub(super) fn stamped_may_grant(&self) -> bool {
+        // ORDERING: SeqCst: the look after a sender's registration; paired
+        // with the SeqCst stamp store of a single consumer and the SeqCst
+        // claims of many (see `room_for`) and with `release`.
+        let word = self.tail.word.load_sc();
+        self.fits(word, 1) != Some(false)
+    }
+
+    /// [`Storage::release`] with many producers.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Storage::release`].
+    #[inline(always)]
+    pub(super) unsafe fn stamped_release(&self, n: usize) {
+        // ORDERING: SeqCst: freeing capacity is a condition change waiting
+        // senders pair with; `R >= n`, so the subtraction cannot borrow.
+        self.tail
+            .word
+            .fetch_sub(n as u64 * Self::ONE_R, Ordering::SeqCst);
+    }
+
+    /// [`Storage::set_waiting`] with many producers.
+    #[inline(always)]
+    pub(super) fn stamped_set_waiting(&self, waiting: bool) {
+        // ORDERING: SeqCst: newcomers' claims are ordered against it.
+        if waiting {
+            self.tail.word.fetch_or(Self::WAITING, Ordering::SeqCst);
+        } else {
+            self.tail.word.fetch_and(!Self::WAITING, Ordering::SeqCst);
+        }
+    }
+
+    /// [`Storage::release_front`] with many producers.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Storage::release_front`].
+    #[inline(always)]
+    #[allow(
+        clippy::needless_pass_by_value,
+        reason = "a released front is used up, as `Storage::release_front` takes it"
+    )]
+    pub(super) unsafe fn stamped_release_front(&self, front: RingFront<T, P::Stamp>) {
+        let head = front.pos;
+        // SAFETY: the slot of `head` in our array (set by `front`).
+        let slot = unsafe { &*front.slot };
+        if C::MANY {
+            // ORDERING: Release pairs with the producer's Acquire load of the
+            // stamp: our read happens before its write.
+            slot.stamp
+                .store(writable(head + Self::CAP64), Ordering::Release);
+        } else {
+            // Frees the slot (releasing our read); the notifier half for
+            // waiting senders when fenced.
+            // SAFETY: the single consumer.
+            if unsafe { self.consumer.fence.fenced(head + 1) } {
+                slot.stamp.store_seq_cst(writable(head + Self::CAP64));
+            } else {
+                // ORDERING: Release pairs with the producer's SeqCst
+                // (acquiring) load of the stamp; waiting senders are covered
+                // by their barrier (`wait/fence.rs`).
+                slot.stamp
+                    .store(writable(head + Self::CAP64), Ordering::Release);
+                compiler_fence(Ordering::SeqCst);
+            }
+            // ORDERING: Relaxed; published only for `len` and queries.
+            self.head.word.store_at(head + 1, Ordering::Relaxed);
+        }
+    }
+
+    /// `Ring::take_queued` with many producers.
+    ///
+    /// # Safety
+    ///
+    /// As for `Ring::take_queued`.
+    #[inline(always)]
+    pub(super) unsafe fn stamped_take_queued(&self) -> Option<T> {
+        // ORDERING: Relaxed; the last consumer reads its own head.
+        let head = self.head.word.load(Ordering::Relaxed);
+        // ORDERING: SeqCst: the position in the closed claim word is the
+        // frozen end.
+        if head & Self::POS_MASK == Self::pos(self.tail.word.load_sc()) {
+            return None;
+        }
+        let slot = self.slot(head);
+        // A producer that claimed before the close may still be writing.
+        // ORDERING: Acquire pairs with its publish.
+        while slot.stamp.load(Ordering::Acquire) != readable(head) {
+            spin_hint();
+        }
+        // SAFETY: published, and no other consumer exists.
+        let value = unsafe { slot.read() };
+        // ORDERING: Release, as in `try_pop`.
+        slot.stamp
+            .store(writable(head + Self::CAP64), Ordering::Release);
+        // ORDERING: SeqCst, as in `try_pop`.
+        self.head.word.store_sc(head + 1);
+        Some(value)
+    }
+}
