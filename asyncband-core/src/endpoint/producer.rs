@@ -164,6 +164,11 @@ impl<S: Storage> Producer<S> {
     /// (`futures::Sink::poll_ready`). `Ready(Ok)` at once while one is
     /// kept.
     ///
+    /// A single producer has one wake-up registration: while this
+    /// reservation is pending, another waiting operation of the producer
+    /// (a `send` or `reserve` future) takes it over, and this one is woken
+    /// only when polled again. Finish or release it first.
+    ///
     /// # Errors
     ///
     /// `Ready(Err)` when the channel is closed.

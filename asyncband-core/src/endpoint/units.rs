@@ -49,7 +49,7 @@ pub struct Units<S: Storage, H: Deref<Target = Chan<S>>> {
     /// The holder of this value holds exactly `n` units of `chan`, and the
     /// producer-side contract for pushes through units (no producer-side
     /// call other than another push through a unit runs at the same time)
-    /// holds while it lives: `H` borrows the producer, or owns it.
+    /// holds while it lives: `H` is borrowed from the producer's right.
     n: usize,
 }
 

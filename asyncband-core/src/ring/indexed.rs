@@ -24,7 +24,7 @@ use super::{Ring, RingFront};
 
 #[allow(
     clippy::inline_always,
-    reason = "one arity's half of a `Storage` method, inlined into it as the branch it was"
+    reason = "one arity's half of a `Storage` method: out of line it would cost a call per message"
 )]
 impl<T, const CAP: usize, P: Arity, C: Arity> Ring<T, CAP, P, C>
 where
