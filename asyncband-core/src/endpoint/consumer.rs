@@ -180,6 +180,7 @@ impl<S: Storage> Consumer<S> {
 
     /// Withdraws the registration a pending [`Consumer::poll_recv`] left,
     /// passing on a wake-up it received.
+    #[inline]
     pub fn stop_waiting(&mut self) {
         // SAFETY: the node is this consumer's and only waited on its channel.
         unsafe { self.wait.cancel(&self.chan) };
@@ -272,6 +273,7 @@ impl<S: Storage<Receivers = Many>> SharedConsumer<S> {
     }
 
     /// As [`Consumer::stop_waiting`].
+    #[inline]
     pub fn stop_waiting(&mut self) {
         // SAFETY: the node is this clone's and only waited on its channel.
         unsafe { self.wait.cancel(&self.chan) };
@@ -507,6 +509,7 @@ impl<S: Storage> PollWait<S> {
     /// # Safety
     ///
     /// This wait state is used with `chan` only.
+    #[inline]
     unsafe fn cancel(&mut self, chan: &Chan<S>) {
         if let Some(node) = &self.node {
             // SAFETY: the node only ever waited on `chan`'s receivers.
