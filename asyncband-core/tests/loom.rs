@@ -355,6 +355,34 @@ fn a_cancelled_send_passes_on_the_slot_it_was_granted() {
     });
 }
 
+/// The single producer's permits are `Send`: pushes through units may come
+/// from several threads at once and take turns on the producer's latch.
+/// Each lands once, in a slot of its own, and the consumer sees both.
+#[test]
+fn single_producer_pushes_through_units_from_two_threads_each_land_once() {
+    loom::model(|| {
+        let chan = Chan::<Ring<u32, 2, One, One>>::new();
+        // SAFETY: this thread is the only producer, and from here on only
+        // pushes through units run on the producer side.
+        unsafe { chan.try_reserve(2) }.unwrap();
+        let pushers: Vec<_> = (1..3)
+            .map(|value| {
+                let chan = chan.clone();
+                // SAFETY: each thread holds one of the two units reserved
+                // above; pushes through units may race with each other.
+                thread::spawn(move || unsafe { chan.push_reserved(value) }.unwrap())
+            })
+            .collect();
+        let mut got = [recv(&chan), recv(&chan)];
+        for pusher in pushers {
+            pusher.join().unwrap();
+        }
+        got.sort_unstable();
+        assert_eq!(got, [1, 2]);
+        assert_eq!(chan.storage().reserved(), 0);
+    });
+}
+
 #[test]
 fn a_permit_dropped_while_a_sender_waits_wakes_it() {
     loom::model(|| {
