@@ -1,5 +1,6 @@
-//! The ring with one producer and one consumer (`spsc`), the first of
-//! the bounded ring's two algorithms (see `mod.rs`).
+//! The ring's cursors for one producer and one consumer (`spsc`):
+//! [`Indexed`], the first of the bounded ring's two algorithms (see
+//! `mod.rs`).
 //!
 //! The producer owns its tail. It checks capacity against a cached copy of
 //! the consumer's head and reloads that copy only when the cache says full;
@@ -7,7 +8,7 @@
 //! store. The consumer does the mirror image with a cached tail and a `SeqCst`
 //! store of its head. No read-modify-write per message on either side.
 //! Each side keeps its own position and cache on a line of its own
-//! (`ProducerSide`, `ConsumerSide`) and only ever *stores* to the word it
+//! (`ProducerCursor`, `ConsumerCursor`) and only ever *stores* to the word it
 //! publishes, so the other side reading that word never costs it a miss (a
 //! line that one core reads and then writes migrates to the next core that
 //! reads it). The
@@ -16,44 +17,228 @@
 //! producer re-checks the head. Closing goes through a
 //! `Boundary` (private `boundary` module).
 
-use crate::arity::{Arity, Topology};
+use std::sync::atomic::compiler_fence;
+
+use crossbeam_utils::CachePadded;
+
+use crate::arity::One;
+use crate::boundary::Boundary;
+use crate::slot::NoStamp;
 use crate::storage::{Capacity, PopError, PushError, Storage};
-use crate::sync::{Ordering, SeqCst, spin_hint};
+use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Ordering, SeqCst, UnsafeCell, spin_hint};
+use crate::wait::Fence;
 
-use super::{Ring, RingFront};
+use super::buffer::{Buffer, Cursors, RingFront, sealed};
 
-#[allow(
-    clippy::inline_always,
-    reason = "one arity's half of a `Storage` method: out of line it would cost a call per message"
-)]
-impl<T, const CAP: usize, P: Arity, C: Arity> Ring<T, CAP, P, C>
-where
-    (P, C): Topology,
-{
-    /// One producer: the consumer's position, refreshed from the published
+/// The cursors of a ring with one producer and one consumer: each side's
+/// published position on a line of its own, each side's private state on
+/// another, and the close protocol.
+///
+/// # Examples
+///
+/// ```
+/// use asyncband_core::arity::One;
+/// use asyncband_core::ring::{Buffer, Indexed, Ring};
+/// use asyncband_core::storage::Storage;
+///
+/// let ring: Buffer<u8, 2, Indexed> = Ring::<u8, 2, One, One>::new();
+/// assert!(!ring.is_closed());
+/// ```
+pub struct Indexed {
+    /// The producer's published tail: the end of what the consumer may read.
+    tail: CachePadded<AtomicU64>,
+    /// The consumer's published head: the start of what the producer may
+    /// not overwrite.
+    head: CachePadded<AtomicU64>,
+    /// What the producer reads on every push, kept off the line of the
+    /// tail it publishes: a consumer that reads that line takes it away (a
+    /// line that is read and then written migrates to the reader), and the
+    /// producer's next push would miss on it.
+    producer: CachePadded<ProducerCursor>,
+    /// What the consumer reads on every pop, likewise apart from the head.
+    consumer: CachePadded<ConsumerCursor>,
+    /// Close protocol of a single producer; read-mostly.
+    boundary: CachePadded<Boundary>,
+}
+
+/// The single producer's own state.
+struct ProducerCursor {
+    /// How it publishes (plain while nobody waits).
+    fence: Fence,
+    /// Units held as permits.
+    reserved: AtomicUsize,
+    /// Serialises pushes through units, which may be made from several
+    /// threads (permits are `Send`).
+    latch: AtomicBool,
+    /// The consumer's head as last read.
+    ///
+    /// # Safety
+    ///
+    /// Touched only by the single producer.
+    head_cache: UnsafeCell<u64>,
+    /// Its own tail: always equal to `Indexed::tail` outside a push, so
+    /// that pushing never reads the published word.
+    ///
+    /// # Safety
+    ///
+    /// Touched only by the single producer or the holder of `latch` (the
+    /// same rule as for writing `Indexed::tail`).
+    tail: Own,
+}
+
+/// The single consumer's own state.
+struct ConsumerCursor {
+    /// How it frees slots (plain while the producer does not wait).
+    fence: Fence,
+    /// The producer's tail as last read.
+    ///
+    /// # Safety
+    ///
+    /// Touched only by the single consumer.
+    tail_cache: UnsafeCell<u64>,
+    /// Its own head, always equal to `Indexed::head` outside a pop, so that
+    /// popping never reads the published word.
+    ///
+    /// # Safety
+    ///
+    /// Touched only by the single consumer.
+    head: Own,
+}
+
+/// A single endpoint's own copy of the position it publishes.
+struct Own(UnsafeCell<u64>);
+
+impl Own {
+    /// # Safety
+    ///
+    /// Called only by the endpoint that owns it (the field's rules).
+    #[inline]
+    unsafe fn get(&self) -> u64 {
+        // SAFETY: the caller's contract.
+        self.0.with(|own| unsafe { *own })
+    }
+
+    /// # Safety
+    ///
+    /// As for [`Own::get`].
+    #[inline]
+    unsafe fn set(&self, position: u64) {
+        // SAFETY: the caller's contract.
+        self.0.with_mut(|own| unsafe { *own = position });
+    }
+
+    /// Sets it to `position` and publishes that in `word` (see `publish`).
+    ///
+    /// # Safety
+    ///
+    /// As for [`Own::get`].
+    #[inline]
+    unsafe fn publish(&self, word: &AtomicU64, position: u64, fenced: bool) {
+        // SAFETY: the caller's contract.
+        unsafe { self.set(position) };
+        publish(word, position, fenced);
+    }
+}
+
+/// A single endpoint's index store: `SeqCst` when fenced (the notifier half
+/// of the store-buffer race), otherwise a release store that the compiler
+/// may not move after the flag load that follows it (`wait/fence.rs`).
+#[inline]
+fn publish(index: &AtomicU64, value: u64, fenced: bool) {
+    if fenced {
+        index.store_sc(value);
+    } else {
+        // ORDERING: Release pairs with the other side's acquiring (SeqCst)
+        // load of the index; a waiter is covered by its barrier.
+        index.store_at(value, Ordering::Release);
+        compiler_fence(Ordering::SeqCst);
+    }
+}
+
+impl std::fmt::Debug for Indexed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Indexed").finish_non_exhaustive()
+    }
+}
+
+impl sealed::Sealed for Indexed {}
+
+impl Cursors for Indexed {
+    type Stamp = NoStamp;
+
+    fn new() -> Self {
+        Self {
+            tail: CachePadded::new(AtomicU64::new(0)),
+            head: CachePadded::new(AtomicU64::new(0)),
+            producer: CachePadded::new(ProducerCursor {
+                fence: Fence::new(),
+                reserved: AtomicUsize::new(0),
+                latch: AtomicBool::new(false),
+                head_cache: UnsafeCell::new(0),
+                tail: Own(UnsafeCell::new(0)),
+            }),
+            consumer: CachePadded::new(ConsumerCursor {
+                fence: Fence::new(),
+                tail_cache: UnsafeCell::new(0),
+                head: Own(UnsafeCell::new(0)),
+            }),
+            boundary: CachePadded::new(Boundary::new()),
+        }
+    }
+
+    unsafe fn take_queued<T, const CAP: usize>(ring: &Buffer<T, CAP, Self>) -> Option<T> {
+        // ORDERING: Relaxed; the last consumer reads its own head.
+        let head = ring.cursors.head.load(Ordering::Relaxed);
+        // ORDERING: SeqCst, as in `close`.
+        let tail = ring.cursors.tail.load_sc();
+        if head >= ring.cursors.boundary.settle(tail).min(tail) {
+            return None;
+        }
+        // SAFETY: below the boundary and the published tail: a value
+        // nobody else will read.
+        let value = unsafe { ring.slot(head).read() };
+        // SAFETY: the only consumer (caller's contract); as in
+        // `try_pop`, fenced.
+        unsafe {
+            ring.cursors
+                .consumer
+                .head
+                .publish(&ring.cursors.head, head + 1, true);
+        }
+        Some(value)
+    }
+}
+
+impl<T, const CAP: usize> Buffer<T, CAP, Indexed> {
+    /// The consumer's position, refreshed from the published
     /// head when the cached copy leaves less than `need` free slots.
     ///
     /// # Safety
     ///
     /// Single producer.
-    pub(super) unsafe fn room(&self, tail: u64, need: u64) -> bool {
+    unsafe fn room(&self, tail: u64, need: u64) -> bool {
         // SAFETY: only the single producer touches `head_cache`.
-        let cached = self.producer.head_cache.with(|cache| unsafe { *cache });
+        let cached = self
+            .cursors
+            .producer
+            .head_cache
+            .with(|cache| unsafe { *cache });
         if tail + need - cached <= Self::CAP64 {
             return true;
         }
         // ORDERING: SeqCst: the waiting producer's re-check pairs with the
         // consumer's SeqCst store of its head; it also acquires the
         // consumer's reads of the freed slots.
-        let head = self.head.word.load_sc();
+        let head = self.cursors.head.load_sc();
         // SAFETY: as above.
-        self.producer
+        self.cursors
+            .producer
             .head_cache
             .with_mut(|cache| unsafe { *cache = head });
         tail + need - head <= Self::CAP64
     }
 
-    /// One producer: moves the value out of `*value` to `tail`, publishes,
+    /// Moves the value out of `*value` to `tail`, publishes,
     /// and settles a close that raced with it (the value is then back in
     /// `*value`).
     ///
@@ -62,26 +247,27 @@ where
     /// Single producer (or holder of the latch); the slot at `tail` is free;
     /// `*value` holds a value.
     #[inline]
-    pub(super) unsafe fn publish_one(&self, tail: u64, value: &mut Option<T>) -> Result<(), ()> {
+    unsafe fn publish_one(&self, tail: u64, value: &mut Option<T>) -> Result<(), ()> {
         let slot = self.slot(tail);
         // SAFETY: the caller is the single producer (or holds the latch).
-        let fenced = unsafe { self.producer.fence.fenced(tail + 1) };
+        let fenced = unsafe { self.cursors.producer.fence.fenced(tail + 1) };
         // SAFETY: the slot is free (checked by the caller) and only this
         // producer writes slots; `*value` holds a value.
         unsafe { slot.write_from(value) };
         // SAFETY: the caller's contract.
         unsafe {
-            self.producer
+            self.cursors
+                .producer
                 .tail
-                .publish(&self.tail.word, tail + 1, fenced);
+                .publish(&self.cursors.tail, tail + 1, fenced);
         }
-        if self.boundary.is_closed() && self.boundary.settle(tail + 1) <= tail {
+        if self.cursors.boundary.is_closed() && self.cursors.boundary.settle(tail + 1) <= tail {
             // The boundary excludes this value: nobody will read it.
             // ORDERING: Relaxed; only this producer reads its own tail, and
             // the consumer never reads past the boundary.
-            self.tail.word.store_at(tail, Ordering::Relaxed);
+            self.cursors.tail.store_at(tail, Ordering::Relaxed);
             // SAFETY: the caller's contract.
-            unsafe { self.producer.tail.set(tail) };
+            unsafe { self.cursors.producer.tail.set(tail) };
             // SAFETY: the value was written above and is outside the
             // boundary, so it is still ours.
             *value = Some(unsafe { slot.read() });
@@ -90,14 +276,18 @@ where
         Ok(())
     }
 
-    /// One consumer of one producer: the end of what may be read now.
+    /// The end of what may be read now.
     ///
     /// # Safety
     ///
     /// Single consumer.
-    pub(super) unsafe fn readable_end(&self, head: u64) -> u64 {
+    unsafe fn readable_end(&self, head: u64) -> u64 {
         // SAFETY: only the single consumer touches `tail_cache`.
-        let cached = self.consumer.tail_cache.with(|cache| unsafe { *cache });
+        let cached = self
+            .cursors
+            .consumer
+            .tail_cache
+            .with(|cache| unsafe { *cache });
         if head < cached {
             return cached;
         }
@@ -110,39 +300,58 @@ where
         // every publish whose producer missed the flag, so it is safe to
         // settle with (`Boundary`); the first one is not (its producer may
         // since have published, missed the flag and returned `Ok`).
-        let mut tail = self.tail.word.load_sc();
-        if self.boundary.is_closed() {
-            tail = self.tail.word.load_sc();
-            tail = tail.min(self.boundary.settle(tail));
+        let mut tail = self.cursors.tail.load_sc();
+        if self.cursors.boundary.is_closed() {
+            tail = self.cursors.tail.load_sc();
+            tail = tail.min(self.cursors.boundary.settle(tail));
         }
         // SAFETY: as above.
-        self.consumer
+        self.cursors
+            .consumer
             .tail_cache
             .with_mut(|cache| unsafe { *cache = tail });
         tail
     }
+}
 
-    /// [`Storage::try_push_from`] with one producer and one consumer.
-    ///
-    /// # Safety
-    ///
-    /// As for [`Storage::try_push_from`].
+#[allow(
+    clippy::inline_always,
+    reason = "the ring's per-message methods: out of line they would cost a call per message"
+)]
+// SAFETY: see the module docs for the protocol: each position is published
+// once by the producer's store of its tail and taken once by the consumer's
+// store of its head, in order; pushes after the boundary hand their value
+// back; the stores waiters pair with are `SeqCst` when a waiter may exist.
+unsafe impl<T, const CAP: usize> Storage for Buffer<T, CAP, Indexed> {
+    type Item = T;
+    type Front = RingFront<T, NoStamp>;
+    type Senders = One;
+    type Receivers = One;
+    const CAPACITY: Option<usize> = Some(CAP);
+
+    fn new() -> Self {
+        Self::with_cursors(Indexed::new())
+    }
+
+    #[inline]
+    unsafe fn try_push(&self, value: T) -> Result<(), PushError<T>> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.push_value(value) }
+    }
+
     #[inline(always)]
-    pub(super) unsafe fn indexed_try_push_from(
-        &self,
-        value: &mut Option<T>,
-    ) -> Result<(), PushError<()>> {
+    unsafe fn try_push_from(&self, value: &mut Option<T>) -> Result<(), PushError<()>> {
         debug_assert!(value.is_some(), "a value to push");
         // SAFETY: single producer (caller's contract).
-        let tail = unsafe { self.producer.tail.get() };
+        let tail = unsafe { self.cursors.producer.tail.get() };
         // ORDERING: Relaxed; the producer reads its own count of held
         // units. Permits borrow the single sender, so none is in use
         // now, but a forgotten one still holds its slot.
-        let held = self.producer.reserved.load(Ordering::Relaxed) as u64;
+        let held = self.cursors.producer.reserved.load(Ordering::Relaxed) as u64;
         // SAFETY: single producer (caller's contract).
         if !unsafe { self.room(tail + held, 1) } {
             // A closed channel may be full too: say which matters.
-            return Err(if self.boundary.is_closed() {
+            return Err(if self.cursors.boundary.is_closed() {
                 PushError::Closed(())
             } else {
                 PushError::Full(())
@@ -156,18 +365,17 @@ where
         unsafe { self.publish_one(tail, value) }.map_err(PushError::Closed)
     }
 
-    /// [`Storage::front`] with one producer and one consumer.
-    ///
-    /// # Safety
-    ///
-    /// As for [`Storage::front`].
-    #[inline(always)]
-    pub(super) unsafe fn indexed_front(&self) -> Result<RingFront<T, P::Stamp>, PopError> {
+    #[inline]
+    unsafe fn front(&self) -> Result<RingFront<T, NoStamp>, PopError> {
         // SAFETY: single consumer (caller's contract).
-        let head = unsafe { self.consumer.head.get() };
+        let head = unsafe { self.cursors.consumer.head.get() };
         // SAFETY: as above.
         if head >= unsafe { self.readable_end(head) } {
-            let closed = self.boundary.frozen().is_some_and(|end| head >= end);
+            let closed = self
+                .cursors
+                .boundary
+                .frozen()
+                .is_some_and(|end| head >= end);
             return Err(if closed {
                 PopError::Closed
             } else {
@@ -175,7 +383,7 @@ where
             });
         }
         // SAFETY: the single consumer.
-        let fenced = unsafe { self.consumer.fence.fenced(head + 1) };
+        let fenced = unsafe { self.cursors.consumer.fence.fenced(head + 1) };
         // `head` is below the published tail (and the boundary), so the
         // slot holds a value only this consumer reads.
         Ok(RingFront {
@@ -185,72 +393,57 @@ where
         })
     }
 
-    /// [`Storage::close`] with one producer and one consumer.
-    ///
-    /// # Safety
-    ///
-    /// As for [`Storage::close`].
-    #[inline(always)]
-    pub(super) unsafe fn indexed_close(&self, from_producer: bool) -> bool {
+    unsafe fn close(&self, from_producer: bool) -> bool {
         // ORDERING: SeqCst: the closer's re-check of the tail, paired
         // with the producer's publish (see `Boundary`).
-        let published = || self.tail.word.load_sc();
-        self.boundary
-            .close_single(from_producer, &self.producer.fence, published)
+        let published = || self.cursors.tail.load_sc();
+        self.cursors
+            .boundary
+            .close_single(from_producer, &self.cursors.producer.fence, published)
     }
 
-    /// [`Storage::len`] with one producer and one consumer.
-    #[inline(always)]
     #[allow(
         clippy::cast_possible_truncation,
         reason = "the length never exceeds `CAP`, which is a `usize`"
     )]
-    pub(super) fn indexed_len(&self) -> usize {
-        let head = self.head_pos();
+    fn len(&self) -> usize {
+        let head = self.head_position();
         // ORDERING: SeqCst; a query.
-        let mut tail = self.tail.word.load_sc();
-        if let Some(end) = self.boundary.frozen() {
+        let mut tail = self.cursors.tail.load_sc();
+        if let Some(end) = self.cursors.boundary.frozen() {
             tail = tail.min(end);
         }
         tail.saturating_sub(head) as usize
     }
 
-    /// [`Storage::try_acquire`] with one producer and one consumer.
-    ///
-    /// # Safety
-    ///
-    /// As for [`Storage::try_acquire`].
-    #[inline(always)]
-    pub(super) unsafe fn indexed_try_acquire(&self, n: usize) -> Result<(), PushError<()>> {
-        if self.boundary.is_closed() {
+    unsafe fn try_acquire(&self, n: usize) -> Result<(), PushError<()>> {
+        if self.cursors.boundary.is_closed() {
             return Err(PushError::Closed(()));
         }
         // SAFETY: single producer (caller's contract).
-        let tail = unsafe { self.producer.tail.get() };
+        let tail = unsafe { self.cursors.producer.tail.get() };
         // ORDERING: Relaxed; the producer reads its own state.
-        let held = self.producer.reserved.load(Ordering::Relaxed) as u64;
+        let held = self.cursors.producer.reserved.load(Ordering::Relaxed) as u64;
         // SAFETY: single producer.
         if !unsafe { self.room(tail + held, n as u64) } {
             return Err(PushError::Full(()));
         }
         // ORDERING: Relaxed; the count is only read by this producer and
         // by queries; releases from permit threads are RMWs too.
-        self.producer.reserved.fetch_add(n, Ordering::Relaxed);
+        self.cursors
+            .producer
+            .reserved
+            .fetch_add(n, Ordering::Relaxed);
         Ok(())
     }
 
-    /// [`Storage::push_reserved`] with one producer and one consumer.
-    ///
-    /// # Safety
-    ///
-    /// As for [`Storage::push_reserved`].
-    #[inline(always)]
-    pub(super) unsafe fn indexed_push_reserved(&self, value: T) -> Result<(), T> {
+    unsafe fn push_reserved(&self, value: T) -> Result<(), T> {
         // Permits are `Send`: pushes through them may come from several
         // threads at once, so they take turns.
         // ORDERING: Acquire pairs with the Release below: the previous
         // holder's writes to the tail are visible.
         while self
+            .cursors
             .producer
             .latch
             .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
@@ -259,18 +452,21 @@ where
             spin_hint();
         }
         let mut value = Some(value);
-        let result = if self.boundary.is_closed() {
+        let result = if self.cursors.boundary.is_closed() {
             Err(())
         } else {
             // SAFETY: we hold the latch (its Acquire orders us after the
             // previous holder's update).
-            let tail = unsafe { self.producer.tail.get() };
+            let tail = unsafe { self.cursors.producer.tail.get() };
             // SAFETY: we hold the latch, so we act as the single
             // producer; the held unit guarantees the slot is free.
             unsafe { self.publish_one(tail, &mut value) }
         };
         // ORDERING: Release hands the tail to the next latch holder.
-        self.producer.latch.store_at(false, Ordering::Release);
+        self.cursors
+            .producer
+            .latch
+            .store_at(false, Ordering::Release);
         // SAFETY: the caller held one unit; the push consumed it or,
         // refused, gives it back here.
         unsafe { self.release(1) };
@@ -278,53 +474,132 @@ where
         result.map_err(|()| unsafe { value.unwrap_unchecked() })
     }
 
-    /// [`Storage::is_full`] with one producer and one consumer.
-    #[inline(always)]
-    pub(super) fn indexed_is_full(&self) -> bool {
+    fn is_full(&self) -> bool {
         self.len() + self.reserved() >= CAP
     }
 
-    /// [`Storage::release_front`] with one producer and one consumer.
-    ///
-    /// # Safety
-    ///
-    /// As for [`Storage::release_front`].
-    #[inline(always)]
+    #[inline]
     #[allow(
         clippy::needless_pass_by_value,
         reason = "a released front is used up, as `Storage::release_front` takes it"
     )]
-    pub(super) unsafe fn indexed_release_front(&self, front: RingFront<T, P::Stamp>) {
+    unsafe fn release_front(&self, front: RingFront<T, NoStamp>) {
         let head = front.pos;
         // Frees the slot for the producer, releasing our read of it.
         // SAFETY: single consumer.
         unsafe {
-            self.consumer
+            self.cursors
+                .consumer
                 .head
-                .publish(&self.head.word, head + 1, front.fenced);
+                .publish(&self.cursors.head, head + 1, front.fenced);
         }
     }
 
-    /// `Ring::take_queued` with one producer and one consumer.
-    ///
-    /// # Safety
-    ///
-    /// As for `Ring::take_queued`.
-    #[inline(always)]
-    pub(super) unsafe fn indexed_take_queued(&self) -> Option<T> {
-        // ORDERING: Relaxed; the last consumer reads its own head.
-        let head = self.head.word.load(Ordering::Relaxed);
-        // ORDERING: SeqCst, as in `close`.
-        let tail = self.tail.word.load_sc();
-        if head >= self.boundary.settle(tail).min(tail) {
+    #[inline]
+    unsafe fn take_front(&self, front: &mut RingFront<T, NoStamp>) -> T {
+        // SAFETY: `front` found the value for its position published, and
+        // it is taken once (caller's contract).
+        unsafe { front.take() }
+    }
+
+    unsafe fn peek(&self) -> Option<&T> {
+        // ORDERING: Relaxed; the single consumer reads its own head.
+        let head = self.cursors.head.load(Ordering::Relaxed);
+        // SAFETY: single consumer (caller's contract).
+        if head >= unsafe { self.readable_end(head) } {
             return None;
         }
-        // SAFETY: below the boundary and the published tail: a value
-        // nobody else will read.
-        let value = unsafe { self.slot(head).read() };
-        // SAFETY: the only consumer (caller's contract); as in
-        // `try_pop`, fenced.
-        unsafe { self.consumer.head.publish(&self.head.word, head + 1, true) };
-        Some(value)
+        // SAFETY: the slot holds the value for `head`, and only this consumer
+        // could move it, which the caller promises not to do while the
+        // reference lives.
+        Some(unsafe { self.slot(head).get() })
+    }
+
+    fn is_closed(&self) -> bool {
+        self.cursors.boundary.is_closed()
+    }
+
+    fn head_position(&self) -> u64 {
+        // ORDERING: SeqCst; a query, and the sender's re-check in `is_full`.
+        self.cursors.head.load_sc()
+    }
+
+    fn before_recv_wait(&self) {
+        self.cursors.producer.fence.before_wait();
+    }
+
+    fn before_send_wait(&self) {
+        self.cursors.consumer.fence.before_wait();
+    }
+
+    unsafe fn after_push(&self, waiting: impl Fn() -> bool) {
+        // SAFETY: the single producer (caller's contract).
+        unsafe {
+            self.cursors.producer.fence.fenced_publish(waiting, || {
+                // ORDERING: Relaxed; the producer reads its own tail.
+                self.cursors.tail.load(Ordering::Relaxed)
+            });
+        }
+    }
+
+    unsafe fn after_pop(&self, waiting: impl Fn() -> bool) {
+        // SAFETY: the single consumer (caller's contract).
+        unsafe {
+            self.cursors.consumer.fence.fenced_publish(waiting, || {
+                // ORDERING: Relaxed; the consumer reads its own head.
+                self.cursors.head.load(Ordering::Relaxed)
+            });
+        }
+    }
+
+    fn grant(&self, _n: usize) -> usize {
+        // One producer waits in a cell and retries; nothing to grant.
+        0
+    }
+
+    fn may_grant(&self) -> bool {
+        // One producer waits in a cell and is never granted anything.
+        true
+    }
+
+    unsafe fn release(&self, n: usize) {
+        if n == 0 {
+            return;
+        }
+        // ORDERING: SeqCst: freeing capacity is a condition change.
+        self.cursors
+            .producer
+            .reserved
+            .fetch_sub(n, Ordering::SeqCst);
+    }
+
+    fn set_waiting(&self, _waiting: bool) {}
+
+    unsafe fn drain(&self) {
+        // SAFETY: closed, and we are the last consumer (caller's contract).
+        unsafe { self.drop_queued() };
+    }
+}
+
+// SAFETY: the producer checks `tail + held + n - head <= CAP` before every
+// push or reservation, and only it adds to `held`.
+unsafe impl<T, const CAP: usize> Capacity for Buffer<T, CAP, Indexed> {
+    const CAP: usize = CAP;
+
+    fn reserved(&self) -> usize {
+        // ORDERING: SeqCst; a query.
+        self.cursors.producer.reserved.load_sc()
+    }
+}
+
+impl<T, const CAP: usize> std::fmt::Debug for Buffer<T, CAP, Indexed> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ring")
+            .field("capacity", &CAP)
+            // ORDERING: SeqCst; a diagnostic snapshot as current as any query.
+            .field("tail", &self.cursors.tail.load_sc())
+            .field("closed", &self.cursors.boundary.is_closed())
+            .field("head", &self.head_position())
+            .finish_non_exhaustive()
     }
 }

@@ -1,5 +1,6 @@
-//! The ring with many producers (`mpsc`, `mpmc`), the second of
-//! the bounded ring's two algorithms (see `mod.rs`).
+//! The ring's cursors for many producers (`mpsc`, `mpmc`): [`Claiming`],
+//! the second of the bounded ring's two algorithms (see `mod.rs`), over the
+//! cursors of its consumers, [`OneConsumer`] or [`ManyConsumers`].
 //!
 //! Producers share one *claim word*, updated only by compare-exchange:
 //!
@@ -45,15 +46,245 @@
 
 use std::sync::atomic::compiler_fence;
 
-use crate::arity::{Arity, Topology};
-use crate::slot::{Stamp, readable, writable};
-use crate::storage::{PopError, PushError, Storage};
-use crate::sync::{Ordering, SeqCst, spin_hint};
+use crossbeam_utils::CachePadded;
 
-use super::{Ring, RingFront};
+use crate::arity::{Arity, Many, One};
+use crate::slot::{Stamp, Stamped, is_large, readable, writable};
+use crate::storage::{Capacity, PopError, PushError, Storage};
+use crate::sync::{AtomicU64, Ordering, SeqCst, spin_hint};
+use crate::wait::Fence;
+
+use super::buffer::{Buffer, Cursors, RingFront, sealed};
+
+/// The cursors of a ring with many producers: the claim word they share
+/// (layout in the module docs), the consumers' head, and what the
+/// consumers' arity adds (`K`).
+///
+/// # Examples
+///
+/// ```
+/// use asyncband_core::arity::{Many, One};
+/// use asyncband_core::ring::{Buffer, Claiming, ManyConsumers, Ring};
+/// use asyncband_core::storage::Storage;
+///
+/// let ring: Buffer<u8, 2, Claiming<ManyConsumers>> = Ring::<u8, 2, Many, Many>::new();
+/// assert!(!ring.is_closed());
+/// ```
+pub struct Claiming<K: Consumers> {
+    /// The claim word, the producers' only shared state.
+    tail: CachePadded<AtomicU64>,
+    /// Many consumers: the claim word (the next position to take). One
+    /// consumer: its position, published for `len` and the producers'
+    /// capacity checks.
+    head: CachePadded<AtomicU64>,
+    /// What the consumers' arity adds.
+    consumers: K,
+}
+
+/// The consumers of a ring with many producers: [`OneConsumer`] or
+/// [`ManyConsumers`]. Sealed.
+///
+/// # Examples
+///
+/// ```
+/// use asyncband_core::ring::{Consumers, ManyConsumers, OneConsumer};
+///
+/// assert!(!OneConsumer::CLAIMS);
+/// assert!(ManyConsumers::CLAIMS);
+/// ```
+pub trait Consumers: sealed::Sealed + Sized + 'static {
+    /// The consumers' arity.
+    type Arity: Arity;
+    /// Whether each consumer claims its position with a compare-exchange of
+    /// the head before taking the value (so slots are freed out of order).
+    const CLAIMS: bool;
+
+    /// The cursors of consumers that have taken nothing.
+    fn new() -> Self;
+
+    /// Frees the slot whose `stamp` held the value for position `head`,
+    /// just read, for position `head + cap` (`writable`), and with one
+    /// consumer publishes `head + 1` in `head_word`.
+    ///
+    /// # Safety
+    ///
+    /// The caller read the value at `head` and is its only consumer (the
+    /// winner of its claim, or the single consumer).
+    unsafe fn free(&self, stamp: &Stamped, writable: u64, head: u64, head_word: &AtomicU64);
+
+    /// A sender is about to wait for capacity (see [`Fence`] for one
+    /// consumer; nothing for many, whose claims are `SeqCst`).
+    fn before_send_wait(&self);
+
+    /// After a pop: with one consumer, whether a waiting sender needs its
+    /// head's barrier (see [`Fence`]).
+    ///
+    /// # Safety
+    ///
+    /// Called by the single consumer, when `CLAIMS` is false.
+    unsafe fn after_pop(&self, waiting: impl Fn() -> bool, head_word: &AtomicU64);
+}
+
+/// The cursors of a single consumer of many producers: how it frees slots
+/// (plain while no sender waits).
+///
+/// # Examples
+///
+/// ```
+/// use asyncband_core::arity::{Many, One};
+/// use asyncband_core::ring::{Buffer, Claiming, OneConsumer, Ring};
+/// use asyncband_core::storage::Storage;
+///
+/// let ring: Buffer<u8, 2, Claiming<OneConsumer>> = Ring::<u8, 2, Many, One>::new();
+/// assert_eq!(ring.len(), 0);
+/// ```
+pub struct OneConsumer {
+    /// On a line of its own: the consumer reads it on every pop.
+    fence: CachePadded<Fence>,
+}
+
+/// The cursors of many consumers: nothing beyond the head they claim.
+///
+/// # Examples
+///
+/// ```
+/// use asyncband_core::ring::ManyConsumers;
+///
+/// assert_eq!(size_of::<ManyConsumers>(), 0);
+/// ```
+#[derive(Debug)]
+pub struct ManyConsumers;
+
+impl std::fmt::Debug for OneConsumer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OneConsumer").finish_non_exhaustive()
+    }
+}
+
+impl<K: Consumers> std::fmt::Debug for Claiming<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Claiming").finish_non_exhaustive()
+    }
+}
+
+impl sealed::Sealed for OneConsumer {}
+impl sealed::Sealed for ManyConsumers {}
+
+impl Consumers for OneConsumer {
+    type Arity = One;
+    const CLAIMS: bool = false;
+
+    fn new() -> Self {
+        Self {
+            fence: CachePadded::new(Fence::new()),
+        }
+    }
+
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "part of every pop; out of line it would cost a call per message"
+    )]
+    unsafe fn free(&self, stamp: &Stamped, writable: u64, head: u64, head_word: &AtomicU64) {
+        // Frees the slot (releasing our read); the notifier half for
+        // waiting senders when fenced.
+        // SAFETY: the single consumer (caller's contract).
+        if unsafe { self.fence.fenced(head + 1) } {
+            stamp.store_seq_cst(writable);
+        } else {
+            // ORDERING: Release pairs with the producer's SeqCst (acquiring)
+            // load of the stamp; waiting senders are covered by their
+            // barrier (`wait/fence.rs`).
+            Stamp::store(stamp, writable, Ordering::Release);
+            compiler_fence(Ordering::SeqCst);
+        }
+        // ORDERING: Relaxed; published only for `len` and queries.
+        head_word.store_at(head + 1, Ordering::Relaxed);
+    }
+
+    fn before_send_wait(&self) {
+        self.fence.before_wait();
+    }
+
+    unsafe fn after_pop(&self, waiting: impl Fn() -> bool, head_word: &AtomicU64) {
+        // SAFETY: the single consumer (caller's contract).
+        unsafe {
+            self.fence.fenced_publish(waiting, || {
+                // ORDERING: Relaxed; the consumer reads its own head.
+                head_word.load(Ordering::Relaxed)
+            });
+        }
+    }
+}
+
+impl Consumers for ManyConsumers {
+    type Arity = Many;
+    const CLAIMS: bool = true;
+
+    fn new() -> Self {
+        Self
+    }
+
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "part of every pop; out of line it would cost a call per message"
+    )]
+    unsafe fn free(&self, stamp: &Stamped, writable: u64, _head: u64, _head_word: &AtomicU64) {
+        // ORDERING: Release pairs with the producer's Acquire load of the
+        // stamp: our read happens before its write.
+        Stamp::store(stamp, writable, Ordering::Release);
+    }
+
+    fn before_send_wait(&self) {}
+
+    unsafe fn after_pop(&self, _waiting: impl Fn() -> bool, _head_word: &AtomicU64) {}
+}
+
+impl<K: Consumers> sealed::Sealed for Claiming<K> {}
+
+impl<K: Consumers> Cursors for Claiming<K> {
+    type Stamp = Stamped;
+
+    fn new() -> Self {
+        Self {
+            tail: CachePadded::new(AtomicU64::new(0)),
+            head: CachePadded::new(AtomicU64::new(0)),
+            consumers: K::new(),
+        }
+    }
+
+    unsafe fn take_queued<T, const CAP: usize>(ring: &Buffer<T, CAP, Self>) -> Option<T> {
+        // ORDERING: Relaxed; the last consumer reads its own head.
+        let head = ring.cursors.head.load(Ordering::Relaxed);
+        // ORDERING: SeqCst: the position in the closed claim word is the
+        // frozen end.
+        if head & Buffer::<T, CAP, Self>::POS_MASK
+            == Buffer::<T, CAP, Self>::pos(ring.cursors.tail.load_sc())
+        {
+            return None;
+        }
+        let slot = ring.slot(head);
+        // A producer that claimed before the close may still be writing.
+        // ORDERING: Acquire pairs with its publish.
+        while slot.stamp.load(Ordering::Acquire) != readable(head) {
+            spin_hint();
+        }
+        // SAFETY: published, and no other consumer exists.
+        let value = unsafe { slot.read() };
+        // ORDERING: Release, as in `release_front`.
+        slot.stamp.store(
+            writable(head + Buffer::<T, CAP, Self>::CAP64),
+            Ordering::Release,
+        );
+        // ORDERING: SeqCst, a query's view of the head.
+        ring.cursors.head.store_sc(head + 1);
+        Some(value)
+    }
+}
 
 /// Where a slot stands relative to the position a producer wants it for.
-pub(super) enum Lap {
+enum Lap {
     /// Writable for exactly that position; carries the full position.
     Free(u64),
     /// Still holds (or is being read for) an older position: full.
@@ -62,42 +293,35 @@ pub(super) enum Lap {
     Ahead,
 }
 
-#[allow(
-    clippy::inline_always,
-    reason = "one arity's half of a `Storage` method: out of line it would cost a call per message"
-)]
-impl<T, const CAP: usize, P: Arity, C: Arity> Ring<T, CAP, P, C>
-where
-    (P, C): Topology,
-{
-    pub(super) const CLOSED: u64 = 1;
-    pub(super) const WAITING: u64 = 2;
-    pub(super) const R_SHIFT: u32 = 2;
-    pub(super) const R_BITS: u32 = if CAP.is_power_of_two() {
+impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
+    const CLOSED: u64 = 1;
+    const WAITING: u64 = 2;
+    const R_SHIFT: u32 = 2;
+    const R_BITS: u32 = if CAP.is_power_of_two() {
         CAP.trailing_zeros() + 1
     } else {
         1
     };
-    pub(super) const R_FIELD: u64 = ((1 << Self::R_BITS) - 1) << Self::R_SHIFT;
-    pub(super) const ONE_R: u64 = 1 << Self::R_SHIFT;
-    pub(super) const POS_SHIFT: u32 = Self::R_SHIFT + Self::R_BITS;
+    const R_FIELD: u64 = ((1 << Self::R_BITS) - 1) << Self::R_SHIFT;
+    const ONE_R: u64 = 1 << Self::R_SHIFT;
+    const POS_SHIFT: u32 = Self::R_SHIFT + Self::R_BITS;
     pub(super) const ONE_POS: u64 = 1 << Self::POS_SHIFT;
     /// Masks a full position down to the width of the claim word's field.
-    pub(super) const POS_MASK: u64 = u64::MAX >> Self::POS_SHIFT;
+    const POS_MASK: u64 = u64::MAX >> Self::POS_SHIFT;
 
     #[inline]
-    pub(super) fn pos(word: u64) -> u64 {
+    fn pos(word: u64) -> u64 {
         word >> Self::POS_SHIFT
     }
 
     #[inline]
-    pub(super) fn units(word: u64) -> u64 {
+    fn units(word: u64) -> u64 {
         (word & Self::R_FIELD) >> Self::R_SHIFT
     }
 
     /// Compares slot `pos & MASK` against truncated position `want`.
     #[inline]
-    pub(super) fn lap(&self, want: u64, order: Ordering) -> Lap {
+    fn lap(&self, want: u64, order: Ordering) -> Lap {
         let stamp = if order == Ordering::SeqCst {
             self.slot(want).stamp.load_seq_cst()
         } else {
@@ -121,7 +345,7 @@ where
     /// Many producers: whether `extra` more units fit after claim word
     /// `word`, i.e. the slot of position `pos + R + extra - 1` is writable
     /// for it. `None` means the caller's word is stale.
-    pub(super) fn fits(&self, word: u64, extra: u64) -> Option<bool> {
+    fn fits(&self, word: u64, extra: u64) -> Option<bool> {
         self.room_for(word, extra).map(|room| room.is_some())
     }
 
@@ -133,7 +357,7 @@ where
         clippy::option_option,
         reason = "an intentional private three-state answer: stale word, no room, or room at a position"
     )]
-    pub(super) fn room_for(&self, word: u64, extra: u64) -> Option<Option<u64>> {
+    fn room_for(&self, word: u64, extra: u64) -> Option<Option<u64>> {
         let last = Self::pos(word)
             .wrapping_add(Self::units(word))
             .wrapping_add(extra - 1)
@@ -145,12 +369,12 @@ where
         match self.lap(last, Ordering::SeqCst) {
             Lap::Free(full) => Some(Some(full)),
             Lap::Ahead => None,
-            Lap::Behind if C::MANY => {
+            Lap::Behind if K::CLAIMS => {
                 // A consumer may have claimed the old value and still be
                 // reading it; capacity counts claims, so ask the head.
                 // ORDERING: SeqCst: the waiting sender's re-check pairs with
                 // the consumers' SeqCst claims.
-                let head = self.head.word.load_sc() & Self::POS_MASK;
+                let head = self.cursors.head.load_sc() & Self::POS_MASK;
                 let used = last.wrapping_sub(head) & Self::POS_MASK;
                 // Room, but the claimed slot may still be being read: the
                 // publisher waits for it.
@@ -163,7 +387,7 @@ where
     /// Many producers: waits until the slot of the claimed (truncated)
     /// position `pos` is writable for it, and returns the full position. The
     /// wait only spins when a consumer is still reading the previous lap.
-    pub(super) fn wait_writable(&self, pos: u64) -> u64 {
+    fn wait_writable(&self, pos: u64) -> u64 {
         loop {
             // ORDERING: Acquire pairs with the releasing consumer's store.
             if let Lap::Free(full) = self.lap(pos, Ordering::Acquire) {
@@ -204,16 +428,16 @@ where
         // ORDERING: SeqCst: the claim is the notifier half of the race with a
         // consumer that registers and then re-reads this word; failure only
         // needs a fresh value.
-        self.tail
-            .word
+        self.cursors
+            .tail
             .compare_exchange_weak(current, new, Ordering::SeqCst, Ordering::Relaxed)
     }
 
     /// Many producers: acquires one unit on behalf of a waiter or `n` for a
     /// reservation. `honour_queue` makes queued senders block the attempt.
-    pub(super) fn acquire_units(&self, n: u64, honour_queue: bool) -> Result<(), PushError<()>> {
+    fn acquire_units(&self, n: u64, honour_queue: bool) -> Result<(), PushError<()>> {
         // ORDERING: Relaxed; the compare-exchange validates it.
-        let mut word = self.tail.word.load(Ordering::Relaxed);
+        let mut word = self.cursors.tail.load(Ordering::Relaxed);
         loop {
             if word & Self::CLOSED != 0 {
                 return Err(PushError::Closed(()));
@@ -224,7 +448,7 @@ where
             match self.fits(word, n) {
                 None => {
                     // ORDERING: Relaxed; stale view, reload.
-                    word = self.tail.word.load(Ordering::Relaxed);
+                    word = self.cursors.tail.load(Ordering::Relaxed);
                     continue;
                 }
                 Some(false) => return Err(PushError::Full(())),
@@ -236,20 +460,39 @@ where
             }
         }
     }
+}
 
-    /// [`Storage::try_push_from`] with many producers.
-    ///
-    /// # Safety
-    ///
-    /// As for [`Storage::try_push_from`].
+#[allow(
+    clippy::inline_always,
+    reason = "the ring's per-message methods: out of line they would cost a call per message"
+)]
+// SAFETY: see the module docs for the protocol; every value is delivered at
+// most once (one claim per position) and at least once (claims before CLOSED
+// are drained), each producer's values take increasing positions, and the
+// condition changes waiters wait for are SeqCst operations.
+unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claiming<K>> {
+    type Item = T;
+    type Front = RingFront<T, Stamped>;
+    type Senders = Many;
+    type Receivers = K::Arity;
+    const CAPACITY: Option<usize> = Some(CAP);
+    const NOTIFIES_BUSY: bool = is_large::<T>();
+
+    fn new() -> Self {
+        Self::with_cursors(Claiming::new())
+    }
+
+    #[inline]
+    unsafe fn try_push(&self, value: T) -> Result<(), PushError<T>> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.push_value(value) }
+    }
+
     #[inline(always)]
-    pub(super) unsafe fn stamped_try_push_from(
-        &self,
-        value: &mut Option<T>,
-    ) -> Result<(), PushError<()>> {
+    unsafe fn try_push_from(&self, value: &mut Option<T>) -> Result<(), PushError<()>> {
         debug_assert!(value.is_some(), "a value to push");
         // ORDERING: Relaxed; the compare-exchange validates it.
-        let mut word = self.tail.word.load(Ordering::Relaxed);
+        let mut word = self.cursors.tail.load(Ordering::Relaxed);
         // The common case first, on its own: open, nobody queued, no units
         // held, and the slot of the next position free. One test covers
         // the three flags, so a plain send pays nothing for permits.
@@ -279,7 +522,7 @@ where
             let known = match self.room_for(word, 1) {
                 None => {
                     // ORDERING: Relaxed; stale view, reload.
-                    word = self.tail.word.load(Ordering::Relaxed);
+                    word = self.cursors.tail.load(Ordering::Relaxed);
                     continue;
                 }
                 Some(None) => return Err(PushError::Full(())),
@@ -289,7 +532,9 @@ where
                 // read of it came before its store of the stamp just
                 // loaded: its full position is `full - R`, no second wait.
                 // (Many consumers free slots out of order: `wait_writable`.)
-                Some(Some(full)) if !C::MANY || Self::units(word) == 0 => full - Self::units(word),
+                Some(Some(full)) if !K::CLAIMS || Self::units(word) == 0 => {
+                    full - Self::units(word)
+                }
                 Some(Some(_)) => u64::MAX,
             };
             match self.cas_tail(word, word + Self::ONE_POS) {
@@ -303,16 +548,11 @@ where
         }
     }
 
-    /// [`Storage::front`] with many producers.
-    ///
-    /// # Safety
-    ///
-    /// As for [`Storage::front`].
-    #[inline(always)]
-    pub(super) unsafe fn stamped_front(&self) -> Result<RingFront<T, P::Stamp>, PopError> {
+    #[inline]
+    unsafe fn front(&self) -> Result<RingFront<T, Stamped>, PopError> {
         // ORDERING: Relaxed; a single consumer reads its own head, many
         // consumers re-validate with the compare-exchange below.
-        let mut head = self.head.word.load(Ordering::Relaxed);
+        let mut head = self.cursors.head.load(Ordering::Relaxed);
         loop {
             let slot = self.slot(head);
             // An acquire load (`SeqCst` for a large value, the re-check of a
@@ -320,10 +560,10 @@ where
             // `publish`: the value is visible once the stamp says readable.
             let stamp = slot.published();
             if stamp == readable(head) {
-                if C::MANY {
+                if K::CLAIMS {
                     // ORDERING: SeqCst: the claim is the notifier half for
                     // senders waiting on capacity.
-                    if let Err(current) = self.head.word.compare_exchange_weak(
+                    if let Err(current) = self.cursors.head.compare_exchange_weak(
                         head,
                         head + 1,
                         Ordering::SeqCst,
@@ -342,18 +582,18 @@ where
                     fenced: false,
                 });
             }
-            if C::MANY && stamp >= writable(head + Self::CAP64) {
+            if K::CLAIMS && stamp >= writable(head + Self::CAP64) {
                 // Another consumer took `head` already.
                 // ORDERING: Relaxed; re-validated by the claim.
-                head = self.head.word.load(Ordering::Relaxed);
+                head = self.cursors.head.load(Ordering::Relaxed);
                 continue;
             }
             // ORDERING: SeqCst: the waiting consumer's re-check, paired with
             // the producers' SeqCst claims.
-            let word = self.tail.word.load_sc();
-            if C::MANY {
+            let word = self.cursors.tail.load_sc();
+            if K::CLAIMS {
                 // ORDERING: Relaxed; a consistency check of our own view.
-                let current = self.head.word.load(Ordering::Relaxed);
+                let current = self.cursors.head.load(Ordering::Relaxed);
                 if current != head {
                     head = current;
                     continue;
@@ -370,48 +610,26 @@ where
         }
     }
 
-    /// [`Storage::close`] with many producers.
-    #[inline(always)]
-    pub(super) fn stamped_close(&self) -> bool {
-        // ORDERING: SeqCst: freezes the boundary in the claim word; every
-        // claim is ordered before or after it.
-        self.tail.word.fetch_or(Self::CLOSED, Ordering::SeqCst) & Self::CLOSED == 0
-    }
-
-    /// [`Storage::len`] with many producers.
-    #[inline(always)]
     #[allow(
         clippy::cast_possible_truncation,
         reason = "the length never exceeds `CAP`, which is a `usize`"
     )]
-    pub(super) fn stamped_len(&self) -> usize {
-        let head = self.head_pos();
+    fn len(&self) -> usize {
+        let head = self.head_position();
         // ORDERING: SeqCst; a query.
-        let word = self.tail.word.load_sc();
+        let word = self.cursors.tail.load_sc();
         let used = Self::pos(word).wrapping_sub(head) & Self::POS_MASK;
         // A consumer racing ahead of our snapshot would make this wrap.
         if used > Self::CAP64 { 0 } else { used as usize }
     }
 
-    /// [`Storage::try_acquire`] with many producers.
-    ///
-    /// # Safety
-    ///
-    /// As for [`Storage::try_acquire`].
-    #[inline(always)]
-    pub(super) unsafe fn stamped_try_acquire(&self, n: usize) -> Result<(), PushError<()>> {
+    unsafe fn try_acquire(&self, n: usize) -> Result<(), PushError<()>> {
         self.acquire_units(n as u64, true)
     }
 
-    /// [`Storage::push_reserved`] with many producers.
-    ///
-    /// # Safety
-    ///
-    /// As for [`Storage::push_reserved`].
-    #[inline(always)]
-    pub(super) unsafe fn stamped_push_reserved(&self, value: T) -> Result<(), T> {
+    unsafe fn push_reserved(&self, value: T) -> Result<(), T> {
         // ORDERING: Relaxed; the compare-exchange validates it.
-        let mut word = self.tail.word.load(Ordering::Relaxed);
+        let mut word = self.cursors.tail.load(Ordering::Relaxed);
         loop {
             if word & Self::CLOSED != 0 {
                 // SAFETY: the caller's held unit, given back with the value.
@@ -429,21 +647,17 @@ where
         }
     }
 
-    /// [`Storage::is_full`] with many producers.
-    #[inline(always)]
-    pub(super) fn stamped_is_full(&self) -> bool {
+    fn is_full(&self) -> bool {
         // ORDERING: SeqCst; a query.
-        let word = self.tail.word.load_sc();
+        let word = self.cursors.tail.load_sc();
         if word & Self::WAITING != 0 {
             return true;
         }
-        let used = Self::pos(word).wrapping_sub(self.head_pos()) & Self::POS_MASK;
+        let used = Self::pos(word).wrapping_sub(self.head_position()) & Self::POS_MASK;
         used.min(Self::CAP64) + Self::units(word) >= Self::CAP64
     }
 
-    /// [`Storage::grant`] with many producers.
-    #[inline(always)]
-    pub(super) fn stamped_grant(&self, n: usize) -> usize {
+    fn grant(&self, n: usize) -> usize {
         let mut granted = 0;
         while granted < n && self.acquire_units(1, false).is_ok() {
             granted += 1;
@@ -451,106 +665,135 @@ where
         granted
     }
 
-    /// [`Storage::may_grant`] with many producers.
-    #[inline(always)]
-    pub(super) fn stamped_may_grant(&self) -> bool {
+    fn may_grant(&self) -> bool {
         // ORDERING: SeqCst: the look after a sender's registration; paired
         // with the SeqCst stamp store of a single consumer and the SeqCst
         // claims of many (see `room_for`) and with `release`.
-        let word = self.tail.word.load_sc();
+        let word = self.cursors.tail.load_sc();
         self.fits(word, 1) != Some(false)
     }
 
-    /// [`Storage::release`] with many producers.
-    ///
-    /// # Safety
-    ///
-    /// As for [`Storage::release`].
-    #[inline(always)]
-    pub(super) unsafe fn stamped_release(&self, n: usize) {
+    unsafe fn release(&self, n: usize) {
         // ORDERING: SeqCst: freeing capacity is a condition change waiting
         // senders pair with; `R >= n`, so the subtraction cannot borrow.
-        self.tail
-            .word
+        self.cursors
+            .tail
             .fetch_sub(n as u64 * Self::ONE_R, Ordering::SeqCst);
     }
 
-    /// [`Storage::set_waiting`] with many producers.
-    #[inline(always)]
-    pub(super) fn stamped_set_waiting(&self, waiting: bool) {
+    fn set_waiting(&self, waiting: bool) {
         // ORDERING: SeqCst: newcomers' claims are ordered against it.
         if waiting {
-            self.tail.word.fetch_or(Self::WAITING, Ordering::SeqCst);
+            self.cursors.tail.fetch_or(Self::WAITING, Ordering::SeqCst);
         } else {
-            self.tail.word.fetch_and(!Self::WAITING, Ordering::SeqCst);
+            self.cursors
+                .tail
+                .fetch_and(!Self::WAITING, Ordering::SeqCst);
         }
     }
 
-    /// [`Storage::release_front`] with many producers.
-    ///
-    /// # Safety
-    ///
-    /// As for [`Storage::release_front`].
-    #[inline(always)]
+    #[inline]
+    unsafe fn take_front(&self, front: &mut RingFront<T, Stamped>) -> T {
+        // SAFETY: `front` found the value for its position published and
+        // owns the position; it is taken once (caller's contract).
+        unsafe { front.take() }
+    }
+
+    #[inline]
     #[allow(
         clippy::needless_pass_by_value,
         reason = "a released front is used up, as `Storage::release_front` takes it"
     )]
-    pub(super) unsafe fn stamped_release_front(&self, front: RingFront<T, P::Stamp>) {
-        let head = front.pos;
-        // SAFETY: the slot of `head` in our array (set by `front`).
+    unsafe fn release_front(&self, front: RingFront<T, Stamped>) {
+        // SAFETY: the slot of `front.pos` in our array (set by `front`).
         let slot = unsafe { &*front.slot };
-        if C::MANY {
-            // ORDERING: Release pairs with the producer's Acquire load of the
-            // stamp: our read happens before its write.
-            slot.stamp
-                .store(writable(head + Self::CAP64), Ordering::Release);
-        } else {
-            // Frees the slot (releasing our read); the notifier half for
-            // waiting senders when fenced.
-            // SAFETY: the single consumer.
-            if unsafe { self.consumer.fence.fenced(head + 1) } {
-                slot.stamp.store_seq_cst(writable(head + Self::CAP64));
-            } else {
-                // ORDERING: Release pairs with the producer's SeqCst
-                // (acquiring) load of the stamp; waiting senders are covered
-                // by their barrier (`wait/fence.rs`).
-                slot.stamp
-                    .store(writable(head + Self::CAP64), Ordering::Release);
-                compiler_fence(Ordering::SeqCst);
-            }
-            // ORDERING: Relaxed; published only for `len` and queries.
-            self.head.word.store_at(head + 1, Ordering::Relaxed);
+        // SAFETY: this consumer read the value at `front.pos`, which it
+        // owns (caller's contract).
+        unsafe {
+            self.cursors.consumers.free(
+                &slot.stamp,
+                writable(front.pos + Self::CAP64),
+                front.pos,
+                &self.cursors.head,
+            );
         }
     }
 
-    /// `Ring::take_queued` with many producers.
-    ///
-    /// # Safety
-    ///
-    /// As for `Ring::take_queued`.
-    #[inline(always)]
-    pub(super) unsafe fn stamped_take_queued(&self) -> Option<T> {
-        // ORDERING: Relaxed; the last consumer reads its own head.
-        let head = self.head.word.load(Ordering::Relaxed);
-        // ORDERING: SeqCst: the position in the closed claim word is the
-        // frozen end.
-        if head & Self::POS_MASK == Self::pos(self.tail.word.load_sc()) {
+    unsafe fn peek(&self) -> Option<&T> {
+        // ORDERING: Relaxed; the single consumer reads its own head.
+        let head = self.cursors.head.load(Ordering::Relaxed);
+        // ORDERING: Acquire pairs with the producer's publish.
+        if self.slot(head).stamp.load(Ordering::Acquire) != readable(head) {
             return None;
         }
-        let slot = self.slot(head);
-        // A producer that claimed before the close may still be writing.
-        // ORDERING: Acquire pairs with its publish.
-        while slot.stamp.load(Ordering::Acquire) != readable(head) {
-            spin_hint();
+        // SAFETY: the slot holds the value for `head`, and only this consumer
+        // could move it, which the caller promises not to do while the
+        // reference lives.
+        Some(unsafe { self.slot(head).get() })
+    }
+
+    unsafe fn close(&self, _from_producer: bool) -> bool {
+        // ORDERING: SeqCst: freezes the boundary in the claim word; every
+        // claim is ordered before or after it.
+        self.cursors.tail.fetch_or(Self::CLOSED, Ordering::SeqCst) & Self::CLOSED == 0
+    }
+
+    fn is_closed(&self) -> bool {
+        // ORDERING: SeqCst; a query.
+        self.cursors.tail.load_sc() & Self::CLOSED != 0
+    }
+
+    fn head_position(&self) -> u64 {
+        // ORDERING: SeqCst; a query, and the sender's re-check in `is_full`.
+        self.cursors.head.load_sc()
+    }
+
+    fn before_send_wait(&self) {
+        self.cursors.consumers.before_send_wait();
+    }
+
+    unsafe fn after_pop(&self, waiting: impl Fn() -> bool) {
+        // SAFETY: the single consumer (caller's contract), for the only
+        // consumers that do anything here.
+        unsafe {
+            self.cursors
+                .consumers
+                .after_pop(waiting, &self.cursors.head);
         }
-        // SAFETY: published, and no other consumer exists.
-        let value = unsafe { slot.read() };
-        // ORDERING: Release, as in `try_pop`.
-        slot.stamp
-            .store(writable(head + Self::CAP64), Ordering::Release);
-        // ORDERING: SeqCst, as in `try_pop`.
-        self.head.word.store_sc(head + 1);
-        Some(value)
+    }
+
+    unsafe fn drain(&self) {
+        // SAFETY: closed, and we are the last consumer (caller's contract).
+        unsafe { self.drop_queued() };
+    }
+}
+
+// SAFETY: the accounting invariant is kept by checking the slot of position
+// `pos + R + n - 1` before every claim or reservation, all in the claim word.
+unsafe impl<T, const CAP: usize, K: Consumers> Capacity for Buffer<T, CAP, Claiming<K>> {
+    const CAP: usize = CAP;
+
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "held units never exceed `CAP`, which is a `usize`"
+    )]
+    fn reserved(&self) -> usize {
+        // ORDERING: SeqCst; a query.
+        Self::units(self.cursors.tail.load_sc()) as usize
+    }
+}
+
+impl<T, const CAP: usize, K: Consumers> std::fmt::Debug for Buffer<T, CAP, Claiming<K>> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // ORDERING: SeqCst; a diagnostic snapshot as current as any query.
+        let word = self.cursors.tail.load_sc();
+        f.debug_struct("Ring")
+            .field("capacity", &CAP)
+            .field("claimed", &Self::pos(word))
+            .field("reserved", &Self::units(word))
+            .field("waiting", &(word & Self::WAITING != 0))
+            .field("closed", &(word & Self::CLOSED != 0))
+            .field("head", &self.head_position())
+            .finish_non_exhaustive()
     }
 }
