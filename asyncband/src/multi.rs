@@ -569,7 +569,7 @@ impl<F: Flavour<Senders = Many, Storage: Capacity>> Sender<F> {
     /// assert_eq!(rx.try_recv(), Ok(2));
     /// ```
     pub fn try_reserve(&self) -> Result<Permit<'_, F>, TrySendError<()>> {
-        self.tx.by_ref().try_reserve(1).map(Permit::new)
+        self.tx.by_ref().try_reserve_one().map(Permit::new)
     }
 
     /// Reserves one slot, waiting in line for it.
@@ -597,7 +597,7 @@ impl<F: Flavour<Senders = Many, Storage: Capacity>> Sender<F> {
     /// ```
     pub fn reserve(&self) -> ReserveFuture<'_, F> {
         ReserveFuture {
-            inner: self.tx.by_ref().reserve(1),
+            inner: self.tx.by_ref().reserve_one(),
         }
     }
 
@@ -619,7 +619,7 @@ impl<F: Flavour<Senders = Many, Storage: Capacity>> Sender<F> {
     pub fn reserve_blocking(&self) -> Result<Permit<'_, F>, SendError<()>> {
         self.tx
             .by_ref()
-            .reserve_blocking(1, None)
+            .reserve_one_blocking(None)
             .map(Permit::new)
             .map_err(|_| SendError(()))
     }
@@ -646,7 +646,7 @@ impl<F: Flavour<Senders = Many, Storage: Capacity>> Sender<F> {
     ) -> Result<Permit<'_, F>, SendTimeoutError<()>> {
         self.tx
             .by_ref()
-            .reserve_blocking(1, crate::deadline::after(timeout))
+            .reserve_one_blocking(crate::deadline::after(timeout))
             .map(Permit::new)
     }
 
@@ -1344,7 +1344,7 @@ impl<F: Flavour<Senders = Many, Storage: Capacity>> Sender<F> {
     ) -> Result<Permit<'_, F>, SendTimeoutError<()>> {
         self.tx
             .by_ref()
-            .reserve_blocking(1, Some(deadline))
+            .reserve_one_blocking(Some(deadline))
             .map(Permit::new)
     }
 }

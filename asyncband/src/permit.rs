@@ -12,7 +12,7 @@
 use std::fmt;
 
 use asyncband_core::chan::Chan;
-use asyncband_core::endpoint::Units;
+use asyncband_core::endpoint::{Unit, Units};
 use asyncband_core::storage::Capacity;
 
 use crate::error::SendError;
@@ -38,14 +38,12 @@ use crate::flavour::Flavour;
 /// ```
 #[must_use = "a permit holds a slot of capacity until it is sent or dropped"]
 pub struct Permit<'a, F: Flavour<Storage: Capacity>> {
-    /// One unit.
-    unit: Units<F::Storage, &'a Chan<F::Storage>>,
+    unit: Unit<'a, F::Storage>,
 }
 
 impl<'a, F: Flavour<Storage: Capacity>> Permit<'a, F> {
     #[inline]
-    pub(crate) fn new(unit: Units<F::Storage, &'a Chan<F::Storage>>) -> Self {
-        debug_assert_eq!(unit.len(), 1, "a permit holds one unit");
+    pub(crate) fn new(unit: Unit<'a, F::Storage>) -> Self {
         Self { unit }
     }
 
@@ -68,8 +66,7 @@ impl<'a, F: Flavour<Storage: Capacity>> Permit<'a, F> {
     /// ```
     #[inline]
     pub fn send(self, value: F::Item) -> Result<(), SendError<F::Item>> {
-        let mut unit = self.unit;
-        unit.send(value)
+        self.unit.send(value)
     }
 }
 
@@ -138,7 +135,7 @@ impl<'a, F: Flavour<Storage: Capacity>> Iterator for Permits<'a, F> {
     type Item = Permit<'a, F>;
 
     fn next(&mut self) -> Option<Permit<'a, F>> {
-        (!self.units.is_empty()).then(|| Permit::new(self.units.split(1)))
+        self.units.take_one().map(Permit::new)
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {

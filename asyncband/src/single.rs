@@ -459,7 +459,7 @@ impl<F: Flavour<Senders = One, Storage: Capacity>> Sender<F> {
     /// assert_eq!(rx.try_recv().unwrap(), "built after reserving");
     /// ```
     pub fn try_reserve(&mut self) -> Result<Permit<'_, F>, TrySendError<()>> {
-        self.tx.by_ref().try_reserve(1).map(Permit::new)
+        self.tx.by_ref().try_reserve_one().map(Permit::new)
     }
 
     /// Reserves one slot, waiting for one.
@@ -485,7 +485,7 @@ impl<F: Flavour<Senders = One, Storage: Capacity>> Sender<F> {
     /// ```
     pub fn reserve(&mut self) -> ReserveFuture<'_, F> {
         ReserveFuture {
-            inner: self.tx.by_ref().reserve(1),
+            inner: self.tx.by_ref().reserve_one(),
         }
     }
 
@@ -507,7 +507,7 @@ impl<F: Flavour<Senders = One, Storage: Capacity>> Sender<F> {
     pub fn reserve_blocking(&mut self) -> Result<Permit<'_, F>, SendError<()>> {
         self.tx
             .by_ref()
-            .reserve_blocking(1, None)
+            .reserve_one_blocking(None)
             .map(Permit::new)
             .map_err(|_| SendError(()))
     }
@@ -534,7 +534,7 @@ impl<F: Flavour<Senders = One, Storage: Capacity>> Sender<F> {
     ) -> Result<Permit<'_, F>, SendTimeoutError<()>> {
         self.tx
             .by_ref()
-            .reserve_blocking(1, crate::deadline::after(timeout))
+            .reserve_one_blocking(crate::deadline::after(timeout))
             .map(Permit::new)
     }
 
@@ -1086,7 +1086,7 @@ impl<F: Flavour<Senders = One, Storage: Capacity>> Sender<F> {
     ) -> Result<Permit<'_, F>, SendTimeoutError<()>> {
         self.tx
             .by_ref()
-            .reserve_blocking(1, Some(deadline))
+            .reserve_one_blocking(Some(deadline))
             .map(Permit::new)
     }
 }

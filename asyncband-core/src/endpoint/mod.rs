@@ -41,7 +41,7 @@ mod units;
 
 pub use consumer::{Consumer, ConsumerRef, SharedConsumer, WeakConsumer};
 pub use producer::{OwnedUnit, Producer, ProducerRef, ReserveOwned, SharedProducer, WeakProducer};
-pub use units::{ReserveUnits, Units};
+pub use units::{ReserveUnit, ReserveUnits, Unit, Units};
 
 use crate::chan::Chan;
 use crate::storage::Storage;
@@ -114,6 +114,41 @@ mod tests {
         assert!(tx.chan().storage().is_full());
         assert_eq!(rx.by_ref().try_recv(), Ok(7));
         assert_eq!(rx.by_ref().try_recv(), Ok(9));
+    }
+
+    #[test]
+    fn a_unit_is_used_by_its_send_or_given_back_once_when_dropped() {
+        let (tx, mut rx) = channel::<Ring<u32, 2, Many, One>>();
+        let tx = tx.into_shared();
+        let sent = tx.by_ref().try_reserve_one().unwrap();
+        let dropped = tx.by_ref().try_reserve_one().unwrap();
+        assert_eq!(tx.chan().storage().reserved(), 2);
+        sent.send(1).unwrap();
+        drop(dropped);
+        // One value queued and nothing held: exactly one more fits.
+        assert_eq!(tx.chan().storage().reserved(), 0);
+        assert!(tx.by_ref().try_send(2).is_ok());
+        assert!(tx.chan().storage().is_full());
+        assert_eq!(rx.by_ref().try_recv(), Ok(1));
+        // A unit sent on a closed channel hands its value back and the
+        // unit too.
+        let late = tx.by_ref().try_reserve_one().unwrap();
+        assert!(rx.close());
+        assert_eq!(late.send(3).unwrap_err().into_inner(), 3);
+        assert_eq!(tx.chan().storage().reserved(), 0);
+    }
+
+    #[test]
+    fn units_hand_out_exactly_as_many_single_units_as_they_hold() {
+        let (mut tx, _rx) = channel::<Ring<u32, 4, One, One>>();
+        let mut units = tx.by_ref().try_reserve(3).unwrap();
+        let taken: Vec<_> = std::iter::from_fn(|| units.take_one()).collect();
+        assert_eq!((taken.len(), units.len()), (3, 0));
+        assert_eq!(units.chan().storage().reserved(), 3);
+        drop(taken);
+        assert_eq!(units.chan().storage().reserved(), 0);
+        drop(units);
+        assert_eq!(tx.by_ref().try_reserve(4).map(|units| units.len()), Ok(4));
     }
 
     #[test]

@@ -16,7 +16,7 @@ use crate::error::{SendError, SendTimeoutError, TrySendError};
 use crate::future::{Reserve, Send};
 use crate::storage::Storage;
 
-use super::units::{ReserveUnits, Units};
+use super::units::{ReserveUnit, ReserveUnits, Unit, Units};
 
 /// The one producer of a channel, made by [`channel`](super::channel).
 ///
@@ -515,6 +515,48 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
         // SAFETY: the `n` units were just reserved; the units take this
         // right, and with it the contract, for `'a`.
         Ok(unsafe { Units::new(self.chan, n) })
+    }
+
+    /// One unit of capacity now: [`try_reserve(1)`](Self::try_reserve) as
+    /// a [`Unit`].
+    ///
+    /// # Errors
+    ///
+    /// As for [`try_reserve`](Self::try_reserve).
+    #[inline]
+    pub fn try_reserve_one(self) -> Result<Unit<'a, S>, TrySendError<()>> {
+        // SAFETY: the producer-side contract (field `chan`).
+        unsafe { self.chan.try_reserve(1) }?;
+        // SAFETY: the unit was just reserved; it takes this right, and with
+        // it the contract, for `'a`.
+        Ok(unsafe { Unit::new(self.chan) })
+    }
+
+    /// One unit, parking the thread until it is free or `deadline` passes:
+    /// [`reserve_blocking(1, ..)`](Self::reserve_blocking) as a [`Unit`].
+    ///
+    /// # Errors
+    ///
+    /// As for [`reserve_blocking`](Self::reserve_blocking).
+    #[inline]
+    pub fn reserve_one_blocking(
+        self,
+        deadline: Option<Instant>,
+    ) -> Result<Unit<'a, S>, SendTimeoutError<()>> {
+        // SAFETY: the producer-side contract (field `chan`).
+        unsafe { self.chan.reserve_blocking(1, deadline) }?;
+        // SAFETY: the unit was just reserved; as in `try_reserve_one`.
+        Ok(unsafe { Unit::new(self.chan) })
+    }
+
+    /// A future that waits in line for one unit:
+    /// [`reserve(1)`](Self::reserve) resolving to a [`Unit`].
+    #[must_use = "futures do nothing unless polled"]
+    #[inline]
+    pub fn reserve_one(self) -> ReserveUnit<'a, S> {
+        // SAFETY: the future and its unit take this right, and with it the
+        // contract, for `'a`.
+        unsafe { ReserveUnit::new(self.chan) }
     }
 
     /// Reserves `n` units, parking the thread until they are free or

@@ -112,12 +112,12 @@ pub trait Consumers: sealed::Sealed + Sized + 'static {
     /// winner of its claim, or the single consumer).
     unsafe fn free(&self, stamp: &Stamped, writable: u64, head: u64, head_word: &AtomicU64);
 
-    /// A sender is about to wait for capacity (see [`Fence`] for one
+    /// A sender is about to wait for capacity (see `wait/fence.rs` for one
     /// consumer; nothing for many, whose claims are `SeqCst`).
     fn before_send_wait(&self);
 
-    /// After a pop: with one consumer, whether a waiting sender needs its
-    /// head's barrier (see [`Fence`]).
+    /// After a pop: with one consumer, makes the freed slot visible to a
+    /// sender that started waiting meanwhile (see `wait/fence.rs`).
     ///
     /// # Safety
     ///

@@ -6,7 +6,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use asyncband_core::chan::Chan;
-use asyncband_core::endpoint::{ProducerRef, ReserveUnits};
+use asyncband_core::endpoint::{ProducerRef, ReserveUnit, ReserveUnits};
 use asyncband_core::future::{Closed, Recv, RecvMany, Send};
 use asyncband_core::storage::Capacity;
 use pin_project_lite::pin_project;
@@ -107,7 +107,7 @@ pin_project! {
         F::Storage: Capacity,
     {
         #[pin]
-        pub(crate) inner: ReserveUnits<F::Storage, &'a Chan<F::Storage>>,
+        pub(crate) inner: ReserveUnit<'a, F::Storage>,
     }
 }
 
