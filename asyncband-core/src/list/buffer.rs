@@ -51,7 +51,10 @@ pub(super) const fn position(index: u64) -> u64 {
 }
 
 /// Waits until a producer that is moving the tail to the next block is
-/// done, or a consumer likewise; a few stores.
+/// done, or a consumer likewise; a few stores. Inlined as the generic
+/// functions that call it are: it is not generic itself, so without the
+/// hint a call from another crate would not be.
+#[inline]
 pub(super) fn pause(spins: &mut u32) {
     *spins += 1;
     if *spins < crate::sync::PAUSE_SPINS {

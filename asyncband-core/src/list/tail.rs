@@ -315,7 +315,11 @@ impl<T> Tail<T> for ManyTail<T> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "one copy serves mpsc and mpmc, so it has the callers of both, and with a hint alone LLVM keeps it out of line: a call per message"
+    )]
     unsafe fn push(&self, pool: &Pool<T, Stamped>, value: T) -> Result<(), PushError<T>> {
         match self.claim(pool) {
             Ok((index, block)) => {
