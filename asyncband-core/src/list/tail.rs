@@ -295,8 +295,9 @@ impl<T> ManyTail<T> {
         let slot = unsafe { &(*block).slots[(index % LAP) as usize] };
         // SAFETY: as above; the slot holds no value.
         unsafe { slot.write(value) };
-        // A release store (`SeqCst` for a large value), paired with the
-        // consumer's load in `front` or `take_front`: see `Slot::publish`.
+        // A release store (`SeqCst` for a large value), paired with a single
+        // consumer's load in `Watch::ready` or a claiming consumer's in
+        // `take_front`: see `Slot::publish`.
         slot.publish(readable(index));
     }
 }
