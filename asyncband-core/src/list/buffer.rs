@@ -1,0 +1,462 @@
+//! What every list shares, whoever its producers and consumers are: the
+//! blocks, the pool of spare blocks, the index arithmetic, and [`Unbounded`],
+//! which holds the blocks between a producers' end ([`Tail`]) and a
+//! consumers' end ([`Head`]) and implements [`Storage`] by handing each
+//! method to the end it belongs to.
+
+use std::ptr;
+
+use crossbeam_utils::CachePadded;
+
+use crate::arity::Arity;
+use crate::slot::{Slot, Stamp};
+use crate::storage::{PopError, PushError, Storage, drop_each};
+use crate::sync::{AtomicPtr, Ordering, spin_hint, thread};
+
+/// Slots per block: one less than a power of two, so that an index's offset
+/// in its lap (`BLOCK + 1` values, the last a sentinel) is a mask.
+#[cfg(not(any(asyncband_loom, asyncband_small)))]
+pub const BLOCK: usize = 31;
+/// Slots per block (shrunk so block transitions happen constantly in models
+/// and stress runs).
+#[cfg(any(asyncband_loom, asyncband_small))]
+pub const BLOCK: usize = 2;
+
+/// Spare blocks kept for reuse.
+pub const POOL: usize = 2;
+
+/// Index values per block: its slots, then the sentinel.
+pub(super) const LAP: u64 = BLOCK as u64 + 1;
+
+/// The state of a slot whose value (for `index`) has been read.
+pub(super) const fn consumed(index: u64) -> u64 {
+    (index << 1) + 2
+}
+
+/// The index after `index`, skipping the sentinel.
+#[inline]
+pub(super) const fn step(index: u64) -> u64 {
+    if index % LAP + 1 == BLOCK as u64 {
+        index + 2
+    } else {
+        index + 1
+    }
+}
+
+/// How many values lie before `index`.
+#[inline]
+pub(super) const fn position(index: u64) -> u64 {
+    let offset = index % LAP;
+    (index / LAP) * BLOCK as u64 + offset
+}
+
+/// Waits until a producer that is moving the tail to the next block is
+/// done, or a consumer likewise; a few stores. Inlined as the generic
+/// functions that call it are: it is not generic itself, so without the
+/// hint a call from another crate would not be.
+#[inline]
+pub(super) fn pause(spins: &mut u32) {
+    *spins += 1;
+    if *spins < crate::sync::PAUSE_SPINS {
+        spin_hint();
+    } else {
+        thread::yield_now();
+    }
+}
+
+/// [`BLOCK`] slots and the link to the next block.
+pub struct Block<T, S> {
+    pub(super) slots: [Slot<T, S>; BLOCK],
+    pub(super) next: AtomicPtr<Block<T, S>>,
+}
+
+impl<T, S: Stamp> Block<T, S> {
+    /// A new block, on the heap: built in place, so that no block (for a
+    /// large payload, megabytes) and no slot is ever on the stack.
+    #[allow(
+        clippy::unnecessary_box_returns,
+        reason = "every caller wants the block on the heap (`Box::into_raw`); boxing here keeps it that way"
+    )]
+    fn new() -> Box<Self> {
+        let mut block = Box::<Self>::new_uninit();
+        let this = block.as_mut_ptr();
+        for i in 0..BLOCK {
+            // SAFETY: `this` is a fresh allocation for a block, so slot `i`
+            // is valid, aligned and holds nothing yet.
+            unsafe { Slot::init(&raw mut (*this).slots[i], 0) };
+        }
+        // SAFETY: as above, for the link.
+        unsafe { (&raw mut (*this).next).write(AtomicPtr::new(ptr::null_mut())) };
+        // SAFETY: every slot and the link were initialised above.
+        unsafe { block.assume_init() }
+    }
+}
+
+impl<T, S> std::fmt::Debug for Block<T, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Block").finish_non_exhaustive()
+    }
+}
+
+/// Spare blocks. Each cell is taken with a swap and filled with a
+/// compare-exchange, so a block has one owner at a time and there is no ABA.
+pub struct Pool<T, S> {
+    pub(super) cells: [AtomicPtr<Block<T, S>>; POOL],
+}
+
+impl<T, S: Stamp> Pool<T, S> {
+    fn new() -> Self {
+        Self {
+            cells: std::array::from_fn(|_| AtomicPtr::new(ptr::null_mut())),
+        }
+    }
+
+    /// A spare block, or a new one.
+    pub(super) fn take(&self) -> *mut Block<T, S> {
+        for cell in &self.cells {
+            // ORDERING: Acquire pairs with the Release in `put`: the block's
+            // reset is visible to its new owner.
+            let block = cell.swap(ptr::null_mut(), Ordering::Acquire);
+            if !block.is_null() {
+                return block;
+            }
+        }
+        Box::into_raw(Block::new())
+    }
+
+    /// Keeps `block` as a spare, or frees it when the pool is full.
+    ///
+    /// # Safety
+    ///
+    /// The caller owns `block`: it came from `Block::new`, holds no value,
+    /// and nobody will dereference it again.
+    pub(super) unsafe fn put(&self, block: *mut Block<T, S>) {
+        // SAFETY: the caller owns the block.
+        unsafe { (*block).next.store(ptr::null_mut(), Ordering::Relaxed) };
+        for cell in &self.cells {
+            // ORDERING: Release publishes the reset to the next `take`.
+            if cell
+                .compare_exchange(ptr::null_mut(), block, Ordering::Release, Ordering::Relaxed)
+                .is_ok()
+            {
+                return;
+            }
+        }
+        // SAFETY: the caller owns the block, which came from a `Box`.
+        drop(unsafe { Box::from_raw(block) });
+    }
+}
+
+impl<T, S> Drop for Pool<T, S> {
+    fn drop(&mut self) {
+        for cell in &self.cells {
+            // ORDERING: Relaxed; `&mut self`, nothing else touches the pool.
+            let block = cell.swap(ptr::null_mut(), Ordering::Relaxed);
+            if !block.is_null() {
+                // SAFETY: pooled blocks are owned by the pool and empty.
+                drop(unsafe { Box::from_raw(block) });
+            }
+        }
+    }
+}
+
+impl<T, S> std::fmt::Debug for Pool<T, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pool").finish_non_exhaustive()
+    }
+}
+
+/// A consumer's hold on the value at `index` in `block` (see
+/// [`Storage::front`]): found published or, with many consumers, claimed;
+/// the block stays alive until `release_front`.
+pub struct ListFront<T, S> {
+    pub(super) index: u64,
+    pub(super) block: *mut Block<T, S>,
+    /// The slot of `index` in `block`, found once (as `RingFront::slot`).
+    pub(super) slot: *const Slot<T, S>,
+}
+
+impl<T, S> std::fmt::Debug for ListFront<T, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ListFront")
+            .field("index", &self.index)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The producers' end of a list: one type per producer arity (`OneTail`,
+/// `ManyTail`), holding only the state that arity uses.
+pub trait Tail<T>: Sized {
+    /// The producer arity.
+    type Senders: Arity;
+    /// The slot stamp these producers publish through.
+    type Stamp: Stamp;
+    /// See [`Storage::NOTIFIES_BUSY`].
+    const NOTIFIES_BUSY: bool;
+
+    /// An open end whose next value goes into the first slot of `first`.
+    fn new(first: *mut Block<T, Self::Stamp>) -> Self;
+
+    /// [`Storage::try_push`], taking a new block from `pool` when the tail
+    /// leaves its block.
+    ///
+    /// # Errors
+    ///
+    /// [`PushError::Closed`] with the value when the end is closed.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Storage::try_push`].
+    unsafe fn push(&self, pool: &Pool<T, Self::Stamp>, value: T) -> Result<(), PushError<T>>;
+
+    /// [`Storage::close`].
+    ///
+    /// # Safety
+    ///
+    /// As for [`Storage::close`].
+    unsafe fn close(&self, from_producer: bool) -> bool;
+
+    /// [`Storage::is_closed`].
+    fn is_closed(&self) -> bool;
+
+    /// The index before which values count in [`Storage::len`] (`SeqCst`
+    /// loads): published or claimed, and inside the boundary.
+    fn end(&self) -> u64;
+
+    /// [`Storage::before_recv_wait`].
+    fn before_recv_wait(&self) {}
+
+    /// [`Storage::after_push`].
+    ///
+    /// # Safety
+    ///
+    /// As for [`Storage::after_push`].
+    unsafe fn after_push(&self, waiting: impl Fn() -> bool) {
+        let _ = waiting;
+    }
+}
+
+/// The consumers' end of a list fed by the producers' end `Tx`: one type per
+/// consumer arity (`OneHead`, `ManyHead`), holding only the state that arity
+/// uses.
+pub trait Head<T, Tx: Tail<T>>: Sized {
+    /// The consumer arity.
+    type Receivers: Arity;
+
+    /// An end whose next value is in the first slot of `first`.
+    fn new(first: *mut Block<T, Tx::Stamp>) -> Self;
+
+    /// [`Storage::front`], against the producers' end `tail`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Storage::front`].
+    ///
+    /// # Safety
+    ///
+    /// As for [`Storage::front`].
+    unsafe fn front(&self, tail: &Tx) -> Result<ListFront<T, Tx::Stamp>, PopError>;
+
+    /// [`Storage::take_front`].
+    ///
+    /// # Safety
+    ///
+    /// As for [`Storage::take_front`].
+    unsafe fn take_front(&self, front: &mut ListFront<T, Tx::Stamp>) -> T;
+
+    /// [`Storage::release_front`], putting a block that is left in `pool`.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Storage::release_front`].
+    unsafe fn release_front(&self, pool: &Pool<T, Tx::Stamp>, front: ListFront<T, Tx::Stamp>);
+
+    /// [`Storage::peek`], against the producers' end `tail`.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Storage::peek`].
+    unsafe fn peek<'a>(&'a self, tail: &Tx) -> Option<&'a T>;
+
+    /// The index of the next value to pop (a `SeqCst` load).
+    fn index(&self) -> u64;
+
+    /// The block holding the index, for a list being dropped (`&mut`
+    /// access, so a relaxed load).
+    fn block(&self) -> *mut Block<T, Tx::Stamp>;
+}
+
+/// Unbounded storage: blocks of slots between the producers' end `Tx` and
+/// the consumers' end `Rx`. Named through [`List`](super::List), which picks
+/// the ends for a producer and a consumer arity.
+pub struct Unbounded<T, Tx: Tail<T>, Rx: Head<T, Tx>> {
+    /// Written by producers, on lines of its own.
+    tail: CachePadded<Tx>,
+    /// Written by consumers, on lines of its own.
+    head: CachePadded<Rx>,
+    pub(super) pool: Pool<T, Tx::Stamp>,
+}
+
+// SAFETY: values move between threads through the list, so `T: Send` is
+// required and sufficient; shared cells are guarded by the protocol in the
+// module docs.
+unsafe impl<T: Send, Tx: Tail<T>, Rx: Head<T, Tx>> Send for Unbounded<T, Tx, Rx> {}
+// SAFETY: as for `Send`.
+unsafe impl<T: Send, Tx: Tail<T>, Rx: Head<T, Tx>> Sync for Unbounded<T, Tx, Rx> {}
+
+// SAFETY: see the module docs; every claimed index is written once and read
+// once, indices grow per producer, claims before CLOSED (or the boundary) are
+// drained, and the condition changes waiters wait for are SeqCst.
+unsafe impl<T, Tx: Tail<T>, Rx: Head<T, Tx>> Storage for Unbounded<T, Tx, Rx> {
+    type Item = T;
+    type Front = ListFront<T, Tx::Stamp>;
+    type Senders = Tx::Senders;
+    type Receivers = Rx::Receivers;
+    const CAPACITY: Option<usize> = None;
+    const NOTIFIES_BUSY: bool = Tx::NOTIFIES_BUSY;
+
+    fn new() -> Self {
+        let first = Box::into_raw(Block::new());
+        Self {
+            tail: CachePadded::new(Tx::new(first)),
+            head: CachePadded::new(Rx::new(first)),
+            pool: Pool::new(),
+        }
+    }
+
+    #[inline]
+    unsafe fn try_push(&self, value: T) -> Result<(), PushError<T>> {
+        // SAFETY: the caller's contract is that of `push`.
+        unsafe { self.tail.push(&self.pool, value) }
+    }
+
+    #[inline]
+    unsafe fn front(&self) -> Result<ListFront<T, Tx::Stamp>, PopError> {
+        // SAFETY: the caller's contract is that of `front`.
+        unsafe { self.head.front(&self.tail) }
+    }
+
+    #[inline]
+    unsafe fn take_front(&self, front: &mut ListFront<T, Tx::Stamp>) -> T {
+        // SAFETY: the caller's contract is that of `take_front`.
+        unsafe { self.head.take_front(front) }
+    }
+
+    #[inline]
+    unsafe fn release_front(&self, front: ListFront<T, Tx::Stamp>) {
+        // SAFETY: the caller's contract is that of `release_front`.
+        unsafe { self.head.release_front(&self.pool, front) }
+    }
+
+    unsafe fn peek(&self) -> Option<&T> {
+        // SAFETY: the caller's contract is that of `peek`.
+        unsafe { self.head.peek(&self.tail) }
+    }
+
+    unsafe fn close(&self, from_producer: bool) -> bool {
+        // SAFETY: the caller's contract is that of `close`.
+        unsafe { self.tail.close(from_producer) }
+    }
+
+    fn is_closed(&self) -> bool {
+        self.tail.is_closed()
+    }
+
+    fn head_position(&self) -> u64 {
+        position(self.head.index())
+    }
+
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "every value counted sits in an allocated block, so the count fits in `usize`"
+    )]
+    fn len(&self) -> usize {
+        let head = position(self.head.index());
+        position(self.tail.end()).saturating_sub(head) as usize
+    }
+
+    fn is_full(&self) -> bool {
+        false
+    }
+
+    fn before_recv_wait(&self) {
+        self.tail.before_recv_wait();
+    }
+
+    unsafe fn after_push(&self, waiting: impl Fn() -> bool) {
+        // SAFETY: the caller's contract is that of `after_push`.
+        unsafe { self.tail.after_push(waiting) };
+    }
+
+    unsafe fn try_acquire(&self, _n: usize) -> Result<(), PushError<()>> {
+        if self.is_closed() {
+            Err(PushError::Closed(()))
+        } else {
+            Ok(())
+        }
+    }
+
+    fn grant(&self, n: usize) -> usize {
+        n
+    }
+
+    unsafe fn push_reserved(&self, value: T) -> Result<(), T> {
+        // SAFETY: the caller's contract is that of `try_push`.
+        unsafe { self.try_push(value) }.map_err(|err| match err {
+            PushError::Full(value) | PushError::Closed(value) => value,
+        })
+    }
+
+    unsafe fn release(&self, _n: usize) {}
+
+    fn set_waiting(&self, _waiting: bool) {}
+
+    unsafe fn drain(&self) {
+        // SAFETY: the last consumer (caller's contract).
+        drop_each(|| unsafe { self.take_queued() });
+    }
+}
+
+impl<T, Tx: Tail<T>, Rx: Head<T, Tx>> Unbounded<T, Tx, Rx> {
+    /// The last consumer's step: the next value still queued (waiting out a
+    /// push in flight), with the head moved past it.
+    ///
+    /// # Safety
+    ///
+    /// No other consumer exists.
+    unsafe fn take_queued(&self) -> Option<T> {
+        loop {
+            // SAFETY: the only consumer, whatever `Rx` says.
+            match unsafe { self.try_pop() } {
+                Ok(value) => return Some(value),
+                Err(PopError::Busy) => spin_hint(),
+                Err(PopError::Empty | PopError::Closed) => return None,
+            }
+        }
+    }
+}
+
+impl<T, Tx: Tail<T>, Rx: Head<T, Tx>> Drop for Unbounded<T, Tx, Rx> {
+    fn drop(&mut self) {
+        // Every endpoint is gone, so nothing is in flight: drop the values
+        // (blocks the head leaves go to the pool), then the blocks left.
+        // SAFETY: `&mut self`: the only consumer.
+        drop_each(|| unsafe { self.take_queued() });
+        let mut block = self.head.block();
+        while !block.is_null() {
+            // SAFETY: we own every block now; each came from a `Box`.
+            // ORDERING: Relaxed; `&mut self`.
+            let next = unsafe { (*block).next.load(Ordering::Relaxed) };
+            // SAFETY: as above; `block` is not in the pool (the pool only
+            // holds blocks the head has left).
+            drop(unsafe { Box::from_raw(block) });
+            block = next;
+        }
+    }
+}
+
+impl<T, Tx: Tail<T>, Rx: Head<T, Tx>> std::fmt::Debug for Unbounded<T, Tx, Rx> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("List").finish_non_exhaustive()
+    }
+}

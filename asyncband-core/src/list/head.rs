@@ -1,0 +1,483 @@
+//! The consumers' end of a list, one type per consumer arity: [`OneHead`]
+//! owns its index and checks each value before it takes it; [`ManyHead`] is
+//! a claim word that consumers take turns on. How a single consumer sees a
+//! value published depends on the producers' end it reads: [`Watch`] says
+//! it once for each.
+
+use crate::arity::{Many, One};
+use crate::slot::{NoStamp, Stamp, Stamped, readable};
+use crate::storage::PopError;
+use crate::sync::{AtomicPtr, AtomicU64, Ordering, SeqCst, UnsafeCell};
+
+use super::buffer::{BLOCK, Block, Head, LAP, ListFront, Pool, Tail, consumed, pause, step};
+use super::tail::{CLOSED, ManyTail, OneTail};
+
+/// How a single consumer learns that the value at its index is published,
+/// from the producers' end `Self`.
+pub trait Watch<T>: Tail<T> {
+    /// What the consumer keeps of this end between pops.
+    type Seen;
+
+    /// What it keeps before its first pop.
+    fn seen() -> Self::Seen;
+
+    /// Whether the value of `front` (the consumer's head, not yet taken)
+    /// is published.
+    ///
+    /// # Errors
+    ///
+    /// As [`Storage::front`](crate::storage::Storage::front): why it is not.
+    ///
+    /// # Safety
+    ///
+    /// Single consumer; `front` is at its head, in a live block.
+    unsafe fn ready(
+        &self,
+        seen: &Self::Seen,
+        front: &ListFront<T, Self::Stamp>,
+    ) -> Result<(), PopError>;
+
+    /// As [`Watch::ready`], for a peek: whether the value of `front` is
+    /// published.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Watch::ready`].
+    unsafe fn peekable(&self, seen: &Self::Seen, front: &ListFront<T, Self::Stamp>) -> bool;
+}
+
+/// A single consumer's copy of a single producer's index, as last read.
+pub struct TailCache(
+    /// # Safety
+    ///
+    /// Touched only by the single consumer.
+    UnsafeCell<u64>,
+);
+
+impl TailCache {
+    /// The end of what may be read from `tail` by a consumer at `head`.
+    ///
+    /// # Safety
+    ///
+    /// Single consumer.
+    unsafe fn readable_end<T>(&self, tail: &OneTail<T>, head: u64) -> u64 {
+        // SAFETY: only the single consumer touches the cache.
+        let cached = self.0.with(|cache| unsafe { *cache });
+        if head < cached {
+            return cached;
+        }
+        // ORDERING: SeqCst: acquires the producer's writes, and is the
+        // waiting consumer's re-check paired with its SeqCst publish.
+        // The tail, then the close flag. No flag: the closer has not stored
+        // it yet, so the tail it will load is at least ours, and so is any
+        // boundary. A flag: the tail is loaded again, after it, and includes
+        // every publish whose producer missed the flag, so it is safe to
+        // settle with (`Boundary`); the first one is not (its producer may
+        // since have published, missed the flag and returned `Ok`).
+        let mut end = tail.index.load_sc();
+        if tail.boundary.is_closed() {
+            end = tail.index.load_sc();
+            end = end.min(tail.boundary.settle(end));
+        }
+        // SAFETY: as above.
+        self.0.with_mut(|cache| unsafe { *cache = end });
+        end
+    }
+}
+
+impl std::fmt::Debug for TailCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TailCache").finish_non_exhaustive()
+    }
+}
+
+/// A single producer publishes through its index: a value is ready when the
+/// index has passed it, which the consumer reads through its [`TailCache`].
+impl<T> Watch<T> for OneTail<T> {
+    type Seen = TailCache;
+
+    fn seen() -> TailCache {
+        TailCache(UnsafeCell::new(0))
+    }
+
+    #[inline]
+    unsafe fn ready(
+        &self,
+        seen: &TailCache,
+        front: &ListFront<T, NoStamp>,
+    ) -> Result<(), PopError> {
+        let index = front.index;
+        // SAFETY: single consumer (caller's contract).
+        if index >= unsafe { seen.readable_end(self, index) } {
+            let closed = self.boundary.frozen().is_some_and(|end| index >= end);
+            return Err(if closed {
+                PopError::Closed
+            } else {
+                PopError::Empty
+            });
+        }
+        Ok(())
+    }
+
+    unsafe fn peekable(&self, seen: &TailCache, front: &ListFront<T, NoStamp>) -> bool {
+        // SAFETY: single consumer (caller's contract).
+        front.index < unsafe { seen.readable_end(self, front.index) }
+    }
+}
+
+/// Many producers publish through each slot's stamp; the claim word says
+/// why a slot is not published yet.
+impl<T> Watch<T> for ManyTail<T> {
+    type Seen = ();
+
+    fn seen() {}
+
+    #[inline]
+    unsafe fn ready(&self, (): &(), front: &ListFront<T, Stamped>) -> Result<(), PopError> {
+        let index = front.index;
+        // SAFETY: the head block is alive while the consumer is on it
+        // (caller's contract).
+        let slot = unsafe { &*front.slot };
+        // An acquire load (`SeqCst` for a large value, the re-check of a
+        // consumer that registered), paired with the producer's store in
+        // `write`.
+        if slot.published() != readable(index) {
+            // ORDERING: SeqCst: the waiting consumer's re-check, paired
+            // with the producers' SeqCst claims.
+            let word = self.word.load_sc();
+            return Err(if word >> 1 > index {
+                PopError::Busy
+            } else if word & CLOSED != 0 {
+                PopError::Closed
+            } else {
+                PopError::Empty
+            });
+        }
+        Ok(())
+    }
+
+    unsafe fn peekable(&self, (): &(), front: &ListFront<T, Stamped>) -> bool {
+        // SAFETY: as in `ready`.
+        let slot = unsafe { &*front.slot };
+        // ORDERING: Acquire pairs with the producer's publish.
+        slot.stamp.load(Ordering::Acquire) == readable(front.index)
+    }
+}
+
+/// A single consumer's end: it owns its index, checks the value there
+/// before it takes it (with no read-modify-write), and recycles each block
+/// when it leaves it.
+pub struct OneHead<T, Tx: Watch<T>> {
+    /// The index of the next value; written only by this consumer, read by
+    /// queries.
+    index: AtomicU64,
+    /// The block holding `index`; only this consumer uses it.
+    block: AtomicPtr<Block<T, Tx::Stamp>>,
+    /// What it keeps of the producers' end: a copy of the tail when the
+    /// producer is single, nothing otherwise.
+    seen: Tx::Seen,
+}
+
+impl<T, Tx: Watch<T>> OneHead<T, Tx> {
+    /// The next value's place, found but not checked.
+    #[inline]
+    fn at(&self) -> ListFront<T, Tx::Stamp> {
+        // ORDERING: Relaxed; the single consumer reads its own state.
+        let index = self.index.load(Ordering::Relaxed);
+        let block = self.block.load(Ordering::Relaxed);
+        // SAFETY: the head block is alive while the consumer is on it.
+        let slot = unsafe { &raw const (*block).slots[(index % LAP) as usize] };
+        ListFront { index, block, slot }
+    }
+
+    /// Moves the head past `index` (which it just read), recycling the
+    /// block into `pool` when leaving it.
+    ///
+    /// # Safety
+    ///
+    /// Single consumer; `index` is the head and lives in `block`.
+    unsafe fn advance_one(
+        &self,
+        pool: &Pool<T, Tx::Stamp>,
+        block: *mut Block<T, Tx::Stamp>,
+        index: u64,
+    ) {
+        let next = step(index);
+        if next != index + 1 {
+            // ORDERING: Acquire pairs with the producer's Release link,
+            // made before it published this last slot.
+            // SAFETY: the head block is alive until we recycle it below.
+            let following = unsafe { (*block).next.load(Ordering::Acquire) };
+            // ORDERING: Relaxed; only this consumer reads `block`.
+            self.block.store(following, Ordering::Relaxed);
+            // SAFETY: every slot of `block` has been read by this (only)
+            // consumer, and producers never dereference a block they have
+            // moved past.
+            unsafe { pool.put(block) };
+        }
+        // ORDERING: Relaxed; the consumer's own index, read by queries.
+        self.index.store_at(next, Ordering::Relaxed);
+    }
+}
+
+impl<T, Tx: Watch<T>> Head<T, Tx> for OneHead<T, Tx> {
+    type Receivers = One;
+
+    fn new(first: *mut Block<T, Tx::Stamp>) -> Self {
+        Self {
+            index: AtomicU64::new(0),
+            block: AtomicPtr::new(first),
+            seen: Tx::seen(),
+        }
+    }
+
+    #[inline]
+    unsafe fn front(&self, tail: &Tx) -> Result<ListFront<T, Tx::Stamp>, PopError> {
+        let front = self.at();
+        // SAFETY: single consumer (caller's contract); `front` is its head.
+        unsafe { tail.ready(&self.seen, &front) }?;
+        Ok(front)
+    }
+
+    #[inline]
+    unsafe fn take_front(&self, front: &mut ListFront<T, Tx::Stamp>) -> T {
+        // SAFETY: the front's block stays alive until the front is released
+        // (`advance_one` recycles it after the read); `slot` is in it.
+        let slot = unsafe { &*front.slot };
+        // SAFETY: published (checked in `front`) and owned by this, the
+        // only, consumer.
+        unsafe { slot.read() }
+    }
+
+    #[inline]
+    unsafe fn release_front(&self, pool: &Pool<T, Tx::Stamp>, front: ListFront<T, Tx::Stamp>) {
+        // SAFETY: single consumer; `index` is the head, in `block`.
+        unsafe { self.advance_one(pool, front.block, front.index) };
+    }
+
+    unsafe fn peek<'a>(&'a self, tail: &Tx) -> Option<&'a T> {
+        let front = self.at();
+        // SAFETY: single consumer (caller's contract); `front` is its head.
+        let ready = unsafe { tail.peekable(&self.seen, &front) };
+        // SAFETY: published, and kept in place while the reference lives
+        // (caller's contract); the head block is alive while the consumer is
+        // on it.
+        ready.then(|| unsafe { (*front.slot).get() })
+    }
+
+    fn index(&self) -> u64 {
+        // ORDERING: SeqCst; a query.
+        self.index.load_sc()
+    }
+
+    fn block(&self) -> *mut Block<T, Tx::Stamp> {
+        // ORDERING: Relaxed; the list is being dropped (`&mut`).
+        self.block.load(Ordering::Relaxed)
+    }
+}
+
+impl<T, Tx: Watch<T>> std::fmt::Debug for OneHead<T, Tx> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OneHead").finish_non_exhaustive()
+    }
+}
+
+/// The end that many consumers share: each claims an index that a producer
+/// has claimed with one compare-exchange on the claim word, then waits for
+/// its value if the producer is still writing it. The consumer that takes a
+/// block's last slot moves the head on and recycles the block once every
+/// slot of it has been read.
+pub struct ManyHead<T> {
+    /// The claim word: the next index to claim (on a sentinel while the
+    /// consumer that took a block's last slot moves the head to the next
+    /// block).
+    index: AtomicU64,
+    /// The block holding `index` (or the one before it while `index` is on
+    /// a sentinel).
+    block: AtomicPtr<Block<T, Stamped>>,
+}
+
+impl<T> ManyHead<T> {
+    /// Claims the next index that a producer has claimed in `tail`.
+    fn claim_head(&self, tail: &ManyTail<T>) -> Result<(u64, *mut Block<T, Stamped>), PopError> {
+        let mut spins = 0;
+        // ORDERING: Acquire pairs with the Release of the consumer that moved
+        // the head off a sentinel, so the block load sees its block.
+        let mut index = self.index.load(Ordering::Acquire);
+        loop {
+            if index % LAP == BLOCK as u64 {
+                pause(&mut spins);
+                // ORDERING: Acquire, as above.
+                index = self.index.load(Ordering::Acquire);
+                continue;
+            }
+            // ORDERING: SeqCst: the waiting consumer's re-check, paired with
+            // the producers' SeqCst claims.
+            let word = tail.word.load_sc();
+            // A sentinel tail sorts below the next block's first index, so
+            // `<=` also covers a tail that is still moving to that block.
+            if word >> 1 <= index {
+                return Err(if word & CLOSED != 0 {
+                    PopError::Closed
+                } else {
+                    PopError::Empty
+                });
+            }
+            // ORDERING: Acquire, as for the tail block in `claim`.
+            let block = self.block.load(Ordering::Acquire);
+            // ORDERING: SeqCst: the claim orders this consumer against the
+            // others; Acquire on failure for the reload.
+            match self.index.compare_exchange_weak(
+                index,
+                index + 1,
+                Ordering::SeqCst,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return Ok((index, block)),
+                Err(current) => index = current,
+            }
+        }
+    }
+
+    /// Holding the sentinel (last) slot of `block`: waits for the next
+    /// block's link and moves the head onto it.
+    ///
+    /// # Safety
+    ///
+    /// The caller claimed the last index of `block`.
+    #[cold]
+    #[inline(never)]
+    unsafe fn leave_block(&self, block: *mut Block<T, Stamped>) {
+        // We hold the sentinel: the producer of this slot links the next
+        // block right after its claim.
+        let mut spins = 0;
+        let following = loop {
+            // SAFETY: the block lives until its last slot (ours) is read.
+            // ORDERING: Acquire pairs with the producer's Release link.
+            let next = unsafe { (*block).next.load(Ordering::Acquire) };
+            if !next.is_null() {
+                break next;
+            }
+            pause(&mut spins);
+        };
+        // ORDERING: Release pairs with the Acquire loads in `claim_head`.
+        self.block.store(following, Ordering::Release);
+        // ORDERING: Release moves the head off the sentinel.
+        self.index.fetch_add(1, Ordering::Release);
+    }
+
+    /// After reading the last slot of `block` (whose first index is
+    /// `first`): waits for every other reader of the block, then puts it in
+    /// `pool`.
+    ///
+    /// # Safety
+    ///
+    /// The caller read the last slot of `block`.
+    #[cold]
+    #[inline(never)]
+    unsafe fn retire_block(pool: &Pool<T, Stamped>, block: *mut Block<T, Stamped>, first: u64) {
+        // SAFETY: the block lives until we put it in the pool below.
+        let slots = unsafe { &(*block).slots };
+        for (k, other) in (0..).zip(slots) {
+            let mut spins = 0;
+            // ORDERING: Acquire pairs with each reader's Release mark, so
+            // their reads happen before the block is reused.
+            while other.stamp.load(Ordering::Acquire) != consumed(first + k) {
+                pause(&mut spins);
+            }
+        }
+        // SAFETY: every slot has been read; producers and consumers never
+        // dereference a block the ends have moved past.
+        unsafe { pool.put(block) };
+    }
+}
+
+impl<T> Head<T, ManyTail<T>> for ManyHead<T> {
+    type Receivers = Many;
+
+    fn new(first: *mut Block<T, Stamped>) -> Self {
+        Self {
+            index: AtomicU64::new(0),
+            block: AtomicPtr::new(first),
+        }
+    }
+
+    #[inline]
+    unsafe fn front(&self, tail: &ManyTail<T>) -> Result<ListFront<T, Stamped>, PopError> {
+        let (index, block) = self.claim_head(tail)?;
+        if (index % LAP) + 1 == BLOCK as u64 {
+            // The block crossing is out of line (`leave_block`,
+            // `retire_block`), so that the common read inlines.
+            // SAFETY: we claimed the sentinel `index` of `block`.
+            unsafe { self.leave_block(block) };
+        }
+        // SAFETY: `block` is alive: its slot `index % LAP` is ours.
+        let slot = unsafe { &raw const (*block).slots[(index % LAP) as usize] };
+        Ok(ListFront { index, block, slot })
+    }
+
+    #[inline]
+    unsafe fn take_front(&self, front: &mut ListFront<T, Stamped>) -> T {
+        let index = front.index;
+        // SAFETY: the front's block stays alive until the front is released
+        // (`retire_block` recycles it after every read); `slot` is in it.
+        let slot = unsafe { &*front.slot };
+        // A claimed index may still be being written.
+        let mut spins = 0;
+        // ORDERING: Acquire pairs with the producer's Release publish.
+        while slot.stamp.load(Ordering::Acquire) != readable(index) {
+            pause(&mut spins);
+        }
+        // SAFETY: published (just checked) and owned by this consumer, the
+        // winner of the claim.
+        unsafe { slot.read() }
+    }
+
+    #[inline]
+    unsafe fn release_front(&self, pool: &Pool<T, Stamped>, front: ListFront<T, Stamped>) {
+        let ListFront { index, block, slot } = front;
+        let offset = index % LAP;
+        // SAFETY: as in `take_front`.
+        let slot = unsafe { &*slot };
+        // ORDERING: Release pairs with the retiring consumer's Acquire
+        // check.
+        Stamp::store(&slot.stamp, consumed(index), Ordering::Release);
+        if offset + 1 == BLOCK as u64 {
+            // SAFETY: we read the last slot of `block`, whose first index
+            // is `index - offset`.
+            unsafe { Self::retire_block(pool, block, index - offset) };
+        }
+    }
+
+    unsafe fn peek<'a>(&'a self, tail: &ManyTail<T>) -> Option<&'a T> {
+        // ORDERING: Relaxed; the caller is the only consumer, reading its
+        // own state.
+        let index = self.index.load(Ordering::Relaxed);
+        let block = self.block.load(Ordering::Relaxed);
+        // SAFETY: the head block is alive while the consumer is on it.
+        let slot = unsafe { &raw const (*block).slots[(index % LAP) as usize] };
+        let front = ListFront { index, block, slot };
+        // SAFETY: the only consumer (caller's contract); `front` is its head.
+        let ready = unsafe { tail.peekable(&(), &front) };
+        // SAFETY: published, and kept in place while the reference lives
+        // (caller's contract); the head block is alive while the consumer is
+        // on it.
+        ready.then(|| unsafe { (*slot).get() })
+    }
+
+    fn index(&self) -> u64 {
+        // ORDERING: SeqCst; a query.
+        self.index.load_sc()
+    }
+
+    fn block(&self) -> *mut Block<T, Stamped> {
+        // ORDERING: Relaxed; the list is being dropped (`&mut`).
+        self.block.load(Ordering::Relaxed)
+    }
+}
+
+impl<T> std::fmt::Debug for ManyHead<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ManyHead").finish_non_exhaustive()
+    }
+}

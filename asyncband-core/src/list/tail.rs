@@ -1,0 +1,355 @@
+//! The producers' end of a list, one type per producer arity: [`OneTail`]
+//! owns its index and closes through a [`Boundary`]; [`ManyTail`] is a claim
+//! word that producers take turns on, with the close bit in it.
+
+use std::ptr;
+use std::sync::atomic::compiler_fence;
+
+use crossbeam_utils::CachePadded;
+
+use super::buffer::{BLOCK, Block, LAP, Pool, Tail, pause, step};
+use crate::arity::{Many, One};
+use crate::boundary::Boundary;
+use crate::slot::{NoStamp, Stamped, is_large, readable};
+use crate::storage::PushError;
+use crate::sync::{AtomicPtr, AtomicU64, Ordering, SeqCst};
+use crate::wait::Fence;
+
+/// The close bit of [`ManyTail::word`].
+pub(super) const CLOSED: u64 = 1;
+
+/// A single producer's end: it owns its index, writes with plain stores and
+/// publishes each value with one store of the index after it (`SeqCst`, or
+/// a release store while its `Fence` is plain).
+pub struct OneTail<T> {
+    /// The index of the next value; every index before it is published.
+    /// Written only by the single producer (and by `settle_push`, which is
+    /// that producer), read by the consumer and by queries.
+    pub(super) index: AtomicU64,
+    /// The block holding `index`; only the single producer uses it.
+    block: AtomicPtr<Block<T, NoStamp>>,
+    /// The close flag and frozen end; read-mostly, on a line of its own.
+    pub(super) boundary: CachePadded<Boundary>,
+    /// How it publishes (plain while nobody waits); on a line of its own.
+    fence: CachePadded<Fence>,
+}
+
+impl<T> OneTail<T> {
+    /// Claims and writes without atomics on the index, then publishes with
+    /// a `SeqCst` store.
+    ///
+    /// # Safety
+    ///
+    /// Single producer.
+    #[inline]
+    unsafe fn push_one(&self, pool: &Pool<T, NoStamp>, value: T) -> Result<(), T> {
+        // ORDERING: Relaxed; the producer reads its own state.
+        let index = self.index.load(Ordering::Relaxed);
+        let block = self.block.load(Ordering::Relaxed);
+        let next = step(index);
+        if next != index + 1 {
+            // SAFETY: the single producer, at the last slot of `block`.
+            unsafe { self.link_next_block(pool, block) };
+        }
+        // SAFETY: the single producer.
+        let fenced = unsafe { self.fence.fenced(next) };
+        // SAFETY: the single producer owns `index`, in `block`, until it
+        // publishes it below.
+        let slot = unsafe { &(*block).slots[(index % LAP) as usize] };
+        // SAFETY: as above; the slot holds no value.
+        unsafe { slot.write(value) };
+        // Releases the value (and the link) to the consumer; when fenced,
+        // the notifier half of the race with a waiting consumer and with a
+        // receiver-side close.
+        if fenced {
+            self.index.store_sc(next);
+        } else {
+            // ORDERING: Release pairs with the consumer's acquiring (SeqCst)
+            // load of the index; waiters are covered by their barrier.
+            self.index.store_at(next, Ordering::Release);
+            compiler_fence(Ordering::SeqCst);
+        }
+        if self.boundary.is_closed() {
+            // SAFETY: the single producer, just after publishing `index`.
+            return unsafe { self.settle_push(block, index, next) };
+        }
+        Ok(())
+    }
+
+    /// After publishing the value at `index` (in `block`) on a closing
+    /// channel: settles the boundary and, when it excludes the value, takes
+    /// the value back. Out of line, as `link_next_block`.
+    ///
+    /// # Safety
+    ///
+    /// Single producer; `index` was just written and published, `next` is
+    /// the index after it.
+    #[cold]
+    #[inline(never)]
+    unsafe fn settle_push(
+        &self,
+        block: *mut Block<T, NoStamp>,
+        index: u64,
+        next: u64,
+    ) -> Result<(), T> {
+        if self.boundary.settle(next) > index {
+            return Ok(());
+        }
+        // Outside the boundary: take it back (nobody reads past it).
+        // ORDERING: Relaxed; only this producer reads its own state.
+        self.index.store_at(index, Ordering::Relaxed);
+        self.block.store(block, Ordering::Relaxed);
+        // SAFETY: written by the caller, and outside the boundary.
+        Err(unsafe { (*block).slots[(index % LAP) as usize].read() })
+    }
+
+    /// At the last slot of its tail `block`: installs the next block (from
+    /// `pool`) before the value (and the index past it) is published. Out
+    /// of line, so that the common push stays small enough to inline.
+    ///
+    /// # Safety
+    ///
+    /// Single producer; `block` is the tail block.
+    #[cold]
+    #[inline(never)]
+    unsafe fn link_next_block(&self, pool: &Pool<T, NoStamp>, block: *mut Block<T, NoStamp>) {
+        let fresh = pool.take();
+        // SAFETY: the tail block lives until its last slot is read.
+        unsafe { (*block).next.store(fresh, Ordering::Release) };
+        // ORDERING: Relaxed; only this producer reads `block`.
+        self.block.store(fresh, Ordering::Relaxed);
+    }
+}
+
+impl<T> Tail<T> for OneTail<T> {
+    type Senders = One;
+    type Stamp = NoStamp;
+    const NOTIFIES_BUSY: bool = false;
+
+    fn new(first: *mut Block<T, NoStamp>) -> Self {
+        Self {
+            index: AtomicU64::new(0),
+            block: AtomicPtr::new(first),
+            boundary: CachePadded::new(Boundary::new()),
+            fence: CachePadded::new(Fence::new()),
+        }
+    }
+
+    #[inline]
+    unsafe fn push(&self, pool: &Pool<T, NoStamp>, value: T) -> Result<(), PushError<T>> {
+        if self.boundary.is_closed() {
+            return Err(PushError::Closed(value));
+        }
+        // SAFETY: single producer (caller's contract).
+        unsafe { self.push_one(pool, value) }.map_err(PushError::Closed)
+    }
+
+    unsafe fn close(&self, from_producer: bool) -> bool {
+        // ORDERING: SeqCst: the closer's re-check (see `Boundary`).
+        let published = || self.index.load_sc();
+        self.boundary
+            .close_single(from_producer, &self.fence, published)
+    }
+
+    fn is_closed(&self) -> bool {
+        self.boundary.is_closed()
+    }
+
+    fn end(&self) -> u64 {
+        // ORDERING: SeqCst; a query.
+        let tail = self.index.load_sc();
+        match self.boundary.frozen() {
+            Some(end) => tail.min(end),
+            None => tail,
+        }
+    }
+
+    fn before_recv_wait(&self) {
+        self.fence.before_wait();
+    }
+
+    unsafe fn after_push(&self, waiting: impl Fn() -> bool) {
+        // SAFETY: the single producer (caller's contract).
+        unsafe {
+            self.fence.fenced_publish(waiting, || {
+                // ORDERING: Relaxed; the producer reads its own index.
+                self.index.load(Ordering::Relaxed)
+            });
+        }
+    }
+}
+
+impl<T> std::fmt::Debug for OneTail<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OneTail").finish_non_exhaustive()
+    }
+}
+
+/// The end that many producers share: each claims its index with one
+/// compare-exchange on the claim word, then writes its slot and publishes it
+/// through the slot's stamp.
+pub struct ManyTail<T> {
+    /// The claim word: `index << 1 | CLOSED`. Bits 1.. are the next index
+    /// to claim (on a sentinel while the producer that took a block's last
+    /// slot moves the tail to the next block); bit 0, [`CLOSED`], is set
+    /// once, by `close`, and refuses every later claim.
+    pub(super) word: AtomicU64,
+    /// The block holding the word's index (or the one before it while the
+    /// index is on a sentinel).
+    block: AtomicPtr<Block<T, Stamped>>,
+}
+
+impl<T> ManyTail<T> {
+    /// After a claim lost its compare-exchange to another producer's: waits
+    /// 2, 4, … up to 64 spin hints (doubling with `losses`, this claim's
+    /// losses so far) before the next attempt. Producers that retry at once
+    /// take the claim word's line from each other on every attempt; spaced
+    /// out, the winner finishes its claim while the line is still its own
+    /// (`benches/NOTES.md` has the measurement; the ring's claims gained
+    /// nothing from it, so they retry at once). Nothing under loom, where a plain retry is enough and every hint
+    /// would be a scheduling point. Cold and out of line: an uncontended
+    /// claim pays nothing for it.
+    #[cold]
+    #[inline(never)]
+    fn after_lost_claim(losses: &mut u32) {
+        *losses += 1;
+        #[cfg(not(asyncband_loom))]
+        for _ in 0..1u32 << (*losses).min(6) {
+            std::hint::spin_loop();
+        }
+    }
+
+    /// Claims the next index and returns it with its block; a new block for
+    /// the next one comes from `pool`.
+    #[inline]
+    fn claim(&self, pool: &Pool<T, Stamped>) -> Result<(u64, *mut Block<T, Stamped>), ()> {
+        let mut spare: *mut Block<T, Stamped> = ptr::null_mut();
+        let mut spins = 0;
+        let mut losses = 0;
+        // ORDERING: Acquire pairs with the Release of the producer that moved
+        // the word off a sentinel, so the block load below sees its block.
+        let mut word = self.word.load(Ordering::Acquire);
+        loop {
+            if word & CLOSED != 0 {
+                if !spare.is_null() {
+                    // SAFETY: `spare` is ours and was never published.
+                    unsafe { pool.put(spare) };
+                }
+                return Err(());
+            }
+            let index = word >> 1;
+            let offset = index % LAP;
+            if offset == BLOCK as u64 {
+                pause(&mut spins);
+                // ORDERING: Acquire, as above.
+                word = self.word.load(Ordering::Acquire);
+                continue;
+            }
+            if offset + 1 == BLOCK as u64 && spare.is_null() {
+                spare = pool.take();
+            }
+            // ORDERING: Acquire pairs with the Release store of the block by
+            // the producer that installed it.
+            let block = self.block.load(Ordering::Acquire);
+            // ORDERING: SeqCst: the claim is the notifier half of the race
+            // with a consumer that registers and re-reads this word.
+            match self.word.compare_exchange_weak(
+                word,
+                word + 2,
+                Ordering::SeqCst,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => {
+                    if offset + 1 == BLOCK as u64 {
+                        // SAFETY: the claim succeeded, so `block` is the
+                        // current tail block (module docs) and stays alive
+                        // until this slot is read.
+                        unsafe { (*block).next.store(spare, Ordering::Release) };
+                        // ORDERING: Release pairs with the Acquire loads of
+                        // the block in `claim`.
+                        self.block.store(spare, Ordering::Release);
+                        // ORDERING: Release moves the word off the sentinel,
+                        // publishing the block store above.
+                        self.word.fetch_add(2, Ordering::Release);
+                    } else if !spare.is_null() {
+                        // SAFETY: `spare` is ours and was never published.
+                        unsafe { pool.put(spare) };
+                    }
+                    return Ok((index, block));
+                }
+                Err(current) => {
+                    word = current;
+                    Self::after_lost_claim(&mut losses);
+                }
+            }
+        }
+    }
+
+    /// Writes `value` into the slot for `index` in `block` and publishes it.
+    ///
+    /// # Safety
+    ///
+    /// The caller claimed `index`, which lives in `block`.
+    unsafe fn write(block: *mut Block<T, Stamped>, index: u64, value: T) {
+        // SAFETY: the claimed slot belongs to the caller until published.
+        let slot = unsafe { &(*block).slots[(index % LAP) as usize] };
+        // SAFETY: as above; the slot holds no value.
+        unsafe { slot.write(value) };
+        // A release store (`SeqCst` for a large value), paired with a single
+        // consumer's load in `Watch::ready` or a claiming consumer's in
+        // `take_front`: see `Slot::publish`.
+        slot.publish(readable(index));
+    }
+}
+
+impl<T> Tail<T> for ManyTail<T> {
+    type Senders = Many;
+    type Stamp = Stamped;
+    // Many consumers claim an index first and wait for its value in
+    // `take_front`: only a single consumer reports `Busy`.
+    const NOTIFIES_BUSY: bool = is_large::<T>();
+
+    fn new(first: *mut Block<T, Stamped>) -> Self {
+        Self {
+            word: AtomicU64::new(0),
+            block: AtomicPtr::new(first),
+        }
+    }
+
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "one copy serves mpsc and mpmc, so it has the callers of both, and with a hint alone LLVM keeps it out of line: a call per message"
+    )]
+    unsafe fn push(&self, pool: &Pool<T, Stamped>, value: T) -> Result<(), PushError<T>> {
+        match self.claim(pool) {
+            Ok((index, block)) => {
+                // SAFETY: `index` was claimed in `block`.
+                unsafe { Self::write(block, index, value) };
+                Ok(())
+            }
+            Err(()) => Err(PushError::Closed(value)),
+        }
+    }
+
+    unsafe fn close(&self, _from_producer: bool) -> bool {
+        // ORDERING: SeqCst: freezes the boundary in the claim word.
+        self.word.fetch_or(CLOSED, Ordering::SeqCst) & CLOSED == 0
+    }
+
+    fn is_closed(&self) -> bool {
+        // ORDERING: SeqCst; a query.
+        self.word.load_sc() & CLOSED != 0
+    }
+
+    fn end(&self) -> u64 {
+        // ORDERING: SeqCst; a query.
+        self.word.load_sc() >> 1
+    }
+}
+
+impl<T> std::fmt::Debug for ManyTail<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ManyTail").finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,140 @@
+//! The list's own tests: block crossings, the pool, drops and closing, for
+//! each supported pair of ends.
+
+use std::sync::Arc;
+
+use super::{BLOCK, List, ListTopology, POOL};
+use crate::arity::{Arity, Many, One};
+use crate::storage::{PopError, PushError, Storage};
+use crate::sync::Ordering;
+
+fn in_order<P: Arity, C: Arity>(n: u64)
+where
+    (P, C): ListTopology,
+{
+    let list = Arc::new(List::<u64, P, C>::new());
+    let producer = {
+        let list = Arc::clone(&list);
+        std::thread::spawn(move || {
+            for i in 0..n {
+                // SAFETY: the only producer.
+                unsafe { list.try_push(i) }.unwrap();
+            }
+        })
+    };
+    let mut next = 0;
+    while next < n {
+        // SAFETY: the only consumer.
+        match unsafe { list.try_pop() } {
+            Ok(value) => {
+                assert_eq!(value, next);
+                next += 1;
+            }
+            Err(_) => std::thread::yield_now(),
+        }
+    }
+    producer.join().unwrap();
+}
+
+#[test]
+fn every_arity_crosses_blocks_in_order_across_threads() {
+    let n = if cfg!(miri) { 100 } else { 20_000 };
+    in_order::<One, One>(n);
+    in_order::<Many, One>(n);
+    in_order::<Many, Many>(n);
+}
+
+#[test]
+fn a_drained_burst_leaves_at_most_the_pool_and_the_current_block() {
+    let list = List::<u64, Many, One>::new();
+    let n = if cfg!(miri) { 200 } else { 100_000 };
+    // SAFETY: single-threaded.
+    unsafe {
+        for i in 0..n {
+            list.try_push(i).unwrap();
+        }
+        for i in 0..n {
+            assert_eq!(list.try_pop(), Ok(i));
+        }
+    }
+    let pooled = list
+        .pool
+        .cells
+        .iter()
+        .filter(|c| !c.load(Ordering::Relaxed).is_null())
+        .count();
+    assert!(pooled <= POOL);
+    assert_eq!(list.len(), 0);
+}
+
+#[test]
+fn dropping_a_list_drops_what_it_holds_once() {
+    let live = Arc::new(());
+    {
+        let list = List::<Arc<()>, Many, Many>::new();
+        let spsc = List::<Arc<()>, One, One>::new();
+        // SAFETY: single-threaded.
+        unsafe {
+            for _ in 0..=(3 * BLOCK) {
+                list.try_push(Arc::clone(&live)).unwrap();
+                spsc.try_push(Arc::clone(&live)).unwrap();
+            }
+            drop(list.try_pop());
+            drop(spsc.try_pop());
+        }
+    }
+    assert_eq!(Arc::strong_count(&live), 1);
+}
+
+fn close_keeps_what_was_sent<P: Arity, C: Arity>()
+where
+    (P, C): ListTopology,
+{
+    let list = List::<u8, P, C>::new();
+    // SAFETY: single-threaded.
+    unsafe {
+        list.try_push(1).unwrap();
+        assert!(list.close(false));
+        assert_eq!(list.try_push(2), Err(PushError::Closed(2)));
+        assert_eq!(list.try_pop(), Ok(1));
+        assert_eq!(list.try_pop(), Err(PopError::Closed));
+    }
+}
+
+#[test]
+fn closing_keeps_values_sent_before_and_refuses_later_ones() {
+    close_keeps_what_was_sent::<One, One>();
+    close_keeps_what_was_sent::<Many, One>();
+    close_keeps_what_was_sent::<Many, Many>();
+}
+
+#[test]
+fn draining_drops_every_queued_value() {
+    let live = Arc::new(());
+    let list = List::<Arc<()>, Many, One>::new();
+    // SAFETY: single-threaded; closed before draining.
+    unsafe {
+        for _ in 0..(2 * BLOCK + 3) {
+            list.try_push(Arc::clone(&live)).unwrap();
+        }
+        list.close(false);
+        list.drain();
+    }
+    assert_eq!(Arc::strong_count(&live), 1);
+}
+
+#[test]
+fn peek_sees_the_head_across_a_block_boundary() {
+    let list = List::<usize, One, One>::new();
+    // SAFETY: single-threaded.
+    unsafe {
+        for i in 0..=BLOCK {
+            list.try_push(i).unwrap();
+        }
+        for i in 0..=BLOCK {
+            assert_eq!(list.peek(), Some(&i));
+            assert_eq!(list.try_pop(), Ok(i));
+        }
+        assert_eq!(list.peek(), None);
+    }
+}
