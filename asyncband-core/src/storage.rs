@@ -87,7 +87,7 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     /// pushes straight from its own field: the ring moves the value out only
     /// once it has a slot for it, so a large value is copied once, into the
     /// slot, and one that does not fit is not copied at all. This default
-    /// (the list's) takes it first and puts it back when the push fails.
+    /// takes it first and puts it back when the push fails.
     ///
     /// # Errors
     ///

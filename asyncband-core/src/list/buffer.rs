@@ -1,16 +1,15 @@
 //! What every list shares, whoever its producers and consumers are: the
-//! blocks, the pool of spare blocks, the index arithmetic, and [`Unbounded`],
-//! which holds the blocks between a producers' end ([`Tail`]) and a
-//! consumers' end ([`Head`]) and implements [`Storage`] by handing each
-//! method to the end it belongs to.
+//! blocks, the pool of spare blocks, the index arithmetic, and the two
+//! traits of a list's ends, the producers' [`Tail`] and the consumers'
+//! [`Head`], through which the list implements [`Storage`].
 
 use std::ptr;
 
-use crossbeam_utils::CachePadded;
-
 use crate::arity::Arity;
 use crate::slot::{Slot, Stamp};
-use crate::storage::{PopError, PushError, Storage, drop_each};
+#[cfg(doc)]
+use crate::storage::Storage;
+use crate::storage::{PopError, PushError};
 use crate::sync::{AtomicPtr, Ordering, spin_hint, thread};
 
 /// Slots per block: one less than a power of two, so that an index's offset
@@ -77,7 +76,7 @@ impl<T, S: Stamp> Block<T, S> {
         clippy::unnecessary_box_returns,
         reason = "every caller wants the block on the heap (`Box::into_raw`); boxing here keeps it that way"
     )]
-    fn new() -> Box<Self> {
+    pub(super) fn new() -> Box<Self> {
         let mut block = Box::<Self>::new_uninit();
         let this = block.as_mut_ptr();
         for i in 0..BLOCK {
@@ -105,7 +104,7 @@ pub struct Pool<T, S> {
 }
 
 impl<T, S: Stamp> Pool<T, S> {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         Self {
             cells: std::array::from_fn(|_| AtomicPtr::new(ptr::null_mut())),
         }
@@ -284,179 +283,4 @@ pub trait Head<T, Tx: Tail<T>>: Sized {
     /// The block holding the index, for a list being dropped (`&mut`
     /// access, so a relaxed load).
     fn block(&self) -> *mut Block<T, Tx::Stamp>;
-}
-
-/// Unbounded storage: blocks of slots between the producers' end `Tx` and
-/// the consumers' end `Rx`. Named through [`List`](super::List), which picks
-/// the ends for a producer and a consumer arity.
-pub struct Unbounded<T, Tx: Tail<T>, Rx: Head<T, Tx>> {
-    /// Written by producers, on lines of its own.
-    tail: CachePadded<Tx>,
-    /// Written by consumers, on lines of its own.
-    head: CachePadded<Rx>,
-    pub(super) pool: Pool<T, Tx::Stamp>,
-}
-
-// SAFETY: values move between threads through the list, so `T: Send` is
-// required and sufficient; shared cells are guarded by the protocol in the
-// module docs.
-unsafe impl<T: Send, Tx: Tail<T>, Rx: Head<T, Tx>> Send for Unbounded<T, Tx, Rx> {}
-// SAFETY: as for `Send`.
-unsafe impl<T: Send, Tx: Tail<T>, Rx: Head<T, Tx>> Sync for Unbounded<T, Tx, Rx> {}
-
-// SAFETY: see the module docs; every claimed index is written once and read
-// once, indices grow per producer, claims before CLOSED (or the boundary) are
-// drained, and the condition changes waiters wait for are SeqCst.
-unsafe impl<T, Tx: Tail<T>, Rx: Head<T, Tx>> Storage for Unbounded<T, Tx, Rx> {
-    type Item = T;
-    type Front = ListFront<T, Tx::Stamp>;
-    type Senders = Tx::Senders;
-    type Receivers = Rx::Receivers;
-    const CAPACITY: Option<usize> = None;
-    const NOTIFIES_BUSY: bool = Tx::NOTIFIES_BUSY;
-
-    fn new() -> Self {
-        let first = Box::into_raw(Block::new());
-        Self {
-            tail: CachePadded::new(Tx::new(first)),
-            head: CachePadded::new(Rx::new(first)),
-            pool: Pool::new(),
-        }
-    }
-
-    #[inline]
-    unsafe fn try_push(&self, value: T) -> Result<(), PushError<T>> {
-        // SAFETY: the caller's contract is that of `push`.
-        unsafe { self.tail.push(&self.pool, value) }
-    }
-
-    #[inline]
-    unsafe fn front(&self) -> Result<ListFront<T, Tx::Stamp>, PopError> {
-        // SAFETY: the caller's contract is that of `front`.
-        unsafe { self.head.front(&self.tail) }
-    }
-
-    #[inline]
-    unsafe fn take_front(&self, front: &mut ListFront<T, Tx::Stamp>) -> T {
-        // SAFETY: the caller's contract is that of `take_front`.
-        unsafe { self.head.take_front(front) }
-    }
-
-    #[inline]
-    unsafe fn release_front(&self, front: ListFront<T, Tx::Stamp>) {
-        // SAFETY: the caller's contract is that of `release_front`.
-        unsafe { self.head.release_front(&self.pool, front) }
-    }
-
-    unsafe fn peek(&self) -> Option<&T> {
-        // SAFETY: the caller's contract is that of `peek`.
-        unsafe { self.head.peek(&self.tail) }
-    }
-
-    unsafe fn close(&self, from_producer: bool) -> bool {
-        // SAFETY: the caller's contract is that of `close`.
-        unsafe { self.tail.close(from_producer) }
-    }
-
-    fn is_closed(&self) -> bool {
-        self.tail.is_closed()
-    }
-
-    fn head_position(&self) -> u64 {
-        position(self.head.index())
-    }
-
-    #[allow(
-        clippy::cast_possible_truncation,
-        reason = "every value counted sits in an allocated block, so the count fits in `usize`"
-    )]
-    fn len(&self) -> usize {
-        let head = position(self.head.index());
-        position(self.tail.end()).saturating_sub(head) as usize
-    }
-
-    fn is_full(&self) -> bool {
-        false
-    }
-
-    fn before_recv_wait(&self) {
-        self.tail.before_recv_wait();
-    }
-
-    unsafe fn after_push(&self, waiting: impl Fn() -> bool) {
-        // SAFETY: the caller's contract is that of `after_push`.
-        unsafe { self.tail.after_push(waiting) };
-    }
-
-    unsafe fn try_acquire(&self, _n: usize) -> Result<(), PushError<()>> {
-        if self.is_closed() {
-            Err(PushError::Closed(()))
-        } else {
-            Ok(())
-        }
-    }
-
-    fn grant(&self, n: usize) -> usize {
-        n
-    }
-
-    unsafe fn push_reserved(&self, value: T) -> Result<(), T> {
-        // SAFETY: the caller's contract is that of `try_push`.
-        unsafe { self.try_push(value) }.map_err(|err| match err {
-            PushError::Full(value) | PushError::Closed(value) => value,
-        })
-    }
-
-    unsafe fn release(&self, _n: usize) {}
-
-    fn set_waiting(&self, _waiting: bool) {}
-
-    unsafe fn drain(&self) {
-        // SAFETY: the last consumer (caller's contract).
-        drop_each(|| unsafe { self.take_queued() });
-    }
-}
-
-impl<T, Tx: Tail<T>, Rx: Head<T, Tx>> Unbounded<T, Tx, Rx> {
-    /// The last consumer's step: the next value still queued (waiting out a
-    /// push in flight), with the head moved past it.
-    ///
-    /// # Safety
-    ///
-    /// No other consumer exists.
-    unsafe fn take_queued(&self) -> Option<T> {
-        loop {
-            // SAFETY: the only consumer, whatever `Rx` says.
-            match unsafe { self.try_pop() } {
-                Ok(value) => return Some(value),
-                Err(PopError::Busy) => spin_hint(),
-                Err(PopError::Empty | PopError::Closed) => return None,
-            }
-        }
-    }
-}
-
-impl<T, Tx: Tail<T>, Rx: Head<T, Tx>> Drop for Unbounded<T, Tx, Rx> {
-    fn drop(&mut self) {
-        // Every endpoint is gone, so nothing is in flight: drop the values
-        // (blocks the head leaves go to the pool), then the blocks left.
-        // SAFETY: `&mut self`: the only consumer.
-        drop_each(|| unsafe { self.take_queued() });
-        let mut block = self.head.block();
-        while !block.is_null() {
-            // SAFETY: we own every block now; each came from a `Box`.
-            // ORDERING: Relaxed; `&mut self`.
-            let next = unsafe { (*block).next.load(Ordering::Relaxed) };
-            // SAFETY: as above; `block` is not in the pool (the pool only
-            // holds blocks the head has left).
-            drop(unsafe { Box::from_raw(block) });
-            block = next;
-        }
-    }
-}
-
-impl<T, Tx: Tail<T>, Rx: Head<T, Tx>> std::fmt::Debug for Unbounded<T, Tx, Rx> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("List").finish_non_exhaustive()
-    }
 }

@@ -45,14 +45,13 @@
 //!
 //! # Files
 //!
-//! The cursors are types, one per arity of each end, and the list is
-//! generic over a producers' end and a consumers' end; [`ListTopology`]
-//! picks them for the supported pairs of arities, and [`List`] names the
-//! result.
+//! The cursors are types, one per arity of each end; [`ListTopology`]
+//! picks a producers' end and a consumers' end for each supported pair of
+//! arities, and [`List`], in this file, holds the blocks between the two
+//! and implements [`Storage`] by handing each method to its end.
 //!
 //! - `buffer.rs`: what every list shares: the blocks, the pool, the index
-//!   arithmetic, and [`Unbounded`], which holds the blocks and the two ends
-//!   and implements [`Storage`] by handing each method to its end.
+//!   arithmetic, and the traits of the two ends.
 //! - `tail.rs`: the producers' end: [`OneTail`] (its own index, its fence
 //!   and a `Boundary` for closing) and [`ManyTail`] (the claim word with
 //!   the close bit).
@@ -60,9 +59,11 @@
 //!   single producer, its copy of the producer's) and [`ManyHead`] (the
 //!   consumers' claim word).
 
-use crate::arity::{Many, One, Topology};
-#[cfg(doc)]
-use crate::storage::Storage;
+use crossbeam_utils::CachePadded;
+
+use crate::arity::{Arity, Many, One, Topology};
+use crate::storage::{PopError, PushError, Storage, drop_each};
+use crate::sync::{Ordering, spin_hint};
 
 mod buffer;
 mod head;
@@ -70,7 +71,8 @@ mod tail;
 #[cfg(all(test, not(asyncband_loom)))]
 mod tests;
 
-pub use buffer::{BLOCK, ListFront, POOL, Unbounded};
+pub use buffer::{BLOCK, ListFront, POOL};
+use buffer::{Block, Head, Pool, Tail, position};
 pub use head::{ManyHead, OneHead, TailCache};
 pub use tail::{ManyTail, OneTail};
 
@@ -101,7 +103,9 @@ impl ListTopology for (Many, Many) {
     type Head<T> = ManyHead<T>;
 }
 
-/// Unbounded storage for producer arity `P` and consumer arity `C`.
+/// Unbounded storage for producer arity `P` and consumer arity `C`: blocks
+/// of slots between the producers' end and the consumers' end that
+/// [`ListTopology`] picks for them.
 ///
 /// # Examples
 ///
@@ -132,5 +136,212 @@ impl ListTopology for (Many, Many) {
 ///
 /// let list = List::<u32, One, Many>::new();
 /// ```
-pub type List<T, P, C> =
-    Unbounded<T, <(P, C) as ListTopology>::Tail<T>, <(P, C) as ListTopology>::Head<T>>;
+pub struct List<T, P: Arity, C: Arity>
+where
+    (P, C): ListTopology,
+{
+    /// Written by producers, on lines of its own.
+    tail: CachePadded<TailOf<T, P, C>>,
+    /// Written by consumers, on lines of its own.
+    head: CachePadded<<(P, C) as ListTopology>::Head<T>>,
+    pool: Pool<T, StampOf<T, P, C>>,
+}
+
+/// The producers' end of a list of `T` with arities `P` and `C`.
+type TailOf<T, P, C> = <(P, C) as ListTopology>::Tail<T>;
+/// The slot stamp of that end.
+type StampOf<T, P, C> = <TailOf<T, P, C> as Tail<T>>::Stamp;
+
+// SAFETY: values move between threads through the list, so `T: Send` is
+// required and sufficient; shared cells are guarded by the protocol in the
+// module docs.
+unsafe impl<T: Send, P: Arity, C: Arity> Send for List<T, P, C> where (P, C): ListTopology {}
+// SAFETY: as for `Send`.
+unsafe impl<T: Send, P: Arity, C: Arity> Sync for List<T, P, C> where (P, C): ListTopology {}
+
+// SAFETY: see the module docs; every claimed index is written once and read
+// once, indices grow per producer, claims before CLOSED (or the boundary) are
+// drained, and the condition changes waiters wait for are SeqCst.
+unsafe impl<T, P: Arity, C: Arity> Storage for List<T, P, C>
+where
+    (P, C): ListTopology,
+{
+    type Item = T;
+    type Front = ListFront<T, StampOf<T, P, C>>;
+    type Senders = P;
+    type Receivers = C;
+    const CAPACITY: Option<usize> = None;
+    const NOTIFIES_BUSY: bool = <TailOf<T, P, C> as Tail<T>>::NOTIFIES_BUSY;
+
+    fn new() -> Self {
+        let first = Box::into_raw(Block::new());
+        Self {
+            tail: CachePadded::new(Tail::new(first)),
+            head: CachePadded::new(Head::new(first)),
+            pool: Pool::new(),
+        }
+    }
+
+    #[inline]
+    unsafe fn try_push(&self, value: T) -> Result<(), PushError<T>> {
+        // SAFETY: the caller's contract is that of `push`.
+        unsafe { self.tail.push(&self.pool, value) }
+    }
+
+    // The default's steps with the push at hand, so that the whole push
+    // inlines into the send (the default stays out of line around it).
+    #[inline]
+    unsafe fn try_push_from(&self, value: &mut Option<T>) -> Result<(), PushError<()>> {
+        let item = value.take().expect("a value to push");
+        // SAFETY: the caller's contract is that of `push`.
+        unsafe { self.tail.push(&self.pool, item) }.map_err(|refused| match refused {
+            PushError::Full(item) => {
+                *value = Some(item);
+                PushError::Full(())
+            }
+            PushError::Closed(item) => {
+                *value = Some(item);
+                PushError::Closed(())
+            }
+        })
+    }
+
+    #[inline]
+    unsafe fn front(&self) -> Result<ListFront<T, StampOf<T, P, C>>, PopError> {
+        // SAFETY: the caller's contract is that of `front`.
+        unsafe { self.head.front(&self.tail) }
+    }
+
+    #[inline]
+    unsafe fn take_front(&self, front: &mut ListFront<T, StampOf<T, P, C>>) -> T {
+        // SAFETY: the caller's contract is that of `take_front`.
+        unsafe { self.head.take_front(front) }
+    }
+
+    #[inline]
+    unsafe fn release_front(&self, front: ListFront<T, StampOf<T, P, C>>) {
+        // SAFETY: the caller's contract is that of `release_front`.
+        unsafe { self.head.release_front(&self.pool, front) }
+    }
+
+    unsafe fn peek(&self) -> Option<&T> {
+        // SAFETY: the caller's contract is that of `peek`.
+        unsafe { self.head.peek(&self.tail) }
+    }
+
+    unsafe fn close(&self, from_producer: bool) -> bool {
+        // SAFETY: the caller's contract is that of `close`.
+        unsafe { self.tail.close(from_producer) }
+    }
+
+    fn is_closed(&self) -> bool {
+        self.tail.is_closed()
+    }
+
+    fn head_position(&self) -> u64 {
+        position(self.head.index())
+    }
+
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "every value counted sits in an allocated block, so the count fits in `usize`"
+    )]
+    fn len(&self) -> usize {
+        let head = position(self.head.index());
+        position(self.tail.end()).saturating_sub(head) as usize
+    }
+
+    fn is_full(&self) -> bool {
+        false
+    }
+
+    fn before_recv_wait(&self) {
+        self.tail.before_recv_wait();
+    }
+
+    unsafe fn after_push(&self, waiting: impl Fn() -> bool) {
+        // SAFETY: the caller's contract is that of `after_push`.
+        unsafe { self.tail.after_push(waiting) };
+    }
+
+    unsafe fn try_acquire(&self, _n: usize) -> Result<(), PushError<()>> {
+        if self.is_closed() {
+            Err(PushError::Closed(()))
+        } else {
+            Ok(())
+        }
+    }
+
+    fn grant(&self, n: usize) -> usize {
+        n
+    }
+
+    unsafe fn push_reserved(&self, value: T) -> Result<(), T> {
+        // SAFETY: the caller's contract is that of `try_push`.
+        unsafe { self.try_push(value) }.map_err(|err| match err {
+            PushError::Full(value) | PushError::Closed(value) => value,
+        })
+    }
+
+    unsafe fn release(&self, _n: usize) {}
+
+    fn set_waiting(&self, _waiting: bool) {}
+
+    unsafe fn drain(&self) {
+        // SAFETY: the last consumer (caller's contract).
+        drop_each(|| unsafe { self.take_queued() });
+    }
+}
+
+impl<T, P: Arity, C: Arity> List<T, P, C>
+where
+    (P, C): ListTopology,
+{
+    /// The last consumer's step: the next value still queued (waiting out a
+    /// push in flight), with the head moved past it.
+    ///
+    /// # Safety
+    ///
+    /// No other consumer exists.
+    unsafe fn take_queued(&self) -> Option<T> {
+        loop {
+            // SAFETY: the only consumer, whatever the consumer arity says.
+            match unsafe { self.try_pop() } {
+                Ok(value) => return Some(value),
+                Err(PopError::Busy) => spin_hint(),
+                Err(PopError::Empty | PopError::Closed) => return None,
+            }
+        }
+    }
+}
+
+impl<T, P: Arity, C: Arity> Drop for List<T, P, C>
+where
+    (P, C): ListTopology,
+{
+    fn drop(&mut self) {
+        // Every endpoint is gone, so nothing is in flight: drop the values
+        // (blocks the head leaves go to the pool), then the blocks left.
+        // SAFETY: `&mut self`: the only consumer.
+        drop_each(|| unsafe { self.take_queued() });
+        let mut block = self.head.block();
+        while !block.is_null() {
+            // SAFETY: we own every block now; each came from a `Box`.
+            // ORDERING: Relaxed; `&mut self`.
+            let next = unsafe { (*block).next.load(Ordering::Relaxed) };
+            // SAFETY: as above; `block` is not in the pool (the pool only
+            // holds blocks the head has left).
+            drop(unsafe { Box::from_raw(block) });
+            block = next;
+        }
+    }
+}
+
+impl<T, P: Arity, C: Arity> std::fmt::Debug for List<T, P, C>
+where
+    (P, C): ListTopology,
+{
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("List").finish_non_exhaustive()
+    }
+}
