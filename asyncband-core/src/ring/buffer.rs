@@ -21,15 +21,14 @@ pub(super) mod sealed {
 /// # Examples
 ///
 /// ```
-/// use asyncband_core::arity::One;
-/// use asyncband_core::ring::{Buffer, Cursors, Ring};
+/// use asyncband_core::ring::{Buffer, Cursors, Indexed};
 /// use asyncband_core::storage::Storage;
 ///
 /// // Code generic over every ring's cursors.
 /// fn slots<T, const CAP: usize, K: Cursors>(_: &Buffer<T, CAP, K>) -> usize {
 ///     CAP
 /// }
-/// assert_eq!(slots(&Ring::<u8, 8, One, One>::new()), 8);
+/// assert_eq!(slots(&Buffer::<u8, 8, Indexed>::new()), 8);
 /// ```
 pub trait Cursors: sealed::Sealed + Sized + 'static {
     /// The per-slot publication word these cursors need (see the private
@@ -50,17 +49,17 @@ pub trait Cursors: sealed::Sealed + Sized + 'static {
     unsafe fn take_queued<T, const CAP: usize>(ring: &Buffer<T, CAP, Self>) -> Option<T>;
 }
 
-/// Bounded storage: `CAP` slots and the cursors `K` of one topology. Name it
-/// as [`Ring`](super::Ring), which picks `K` from the arities.
+/// Bounded storage: `CAP` slots and the cursors `K` of one topology.
+/// [`Ring`](super::Ring) is the buffer of a pair of arities, under their
+/// names.
 ///
 /// # Examples
 ///
 /// ```
-/// use asyncband_core::ring::{Buffer, Indexed, Ring};
-/// use asyncband_core::arity::One;
+/// use asyncband_core::ring::{Buffer, Indexed};
 /// use asyncband_core::storage::Storage;
 ///
-/// let ring: Buffer<u8, 4, Indexed> = Ring::<u8, 4, One, One>::new();
+/// let ring = Buffer::<u8, 4, Indexed>::new();
 /// assert_eq!(ring.len(), 0);
 /// ```
 pub struct Buffer<T, const CAP: usize, K: Cursors> {

@@ -37,11 +37,10 @@ use super::buffer::{Buffer, Cursors, RingFront, sealed};
 /// # Examples
 ///
 /// ```
-/// use asyncband_core::arity::One;
-/// use asyncband_core::ring::{Buffer, Indexed, Ring};
+/// use asyncband_core::ring::{Buffer, Indexed};
 /// use asyncband_core::storage::Storage;
 ///
-/// let ring: Buffer<u8, 2, Indexed> = Ring::<u8, 2, One, One>::new();
+/// let ring = Buffer::<u8, 2, Indexed>::new();
 /// assert!(!ring.is_closed());
 /// ```
 pub struct Indexed {

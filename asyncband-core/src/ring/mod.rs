@@ -16,11 +16,12 @@
 //!   loads, many consumers ([`ManyConsumers`]) claim theirs with one
 //!   compare-exchange.
 //!
-//! [`Ring`] names the ring of a pair of arities; [`RingTopology`] maps each
-//! supported pair to its cursors, so a pair without cursors (one producer,
-//! many consumers) has no ring.
+//! [`RingTopology`] maps each supported pair of arities to its cursors, so
+//! a pair without cursors (one producer, many consumers) has no ring, and
+//! [`Ring`], in this file, is the buffer of a pair under the pair's name.
 
-use crate::arity::{Many, One, Topology};
+use crate::arity::{Arity, Many, One, Topology};
+use crate::storage::{Capacity, PopError, PushError, Storage};
 
 mod buffer;
 mod indexed;
@@ -63,7 +64,9 @@ impl RingTopology for (Many, Many) {
 }
 
 /// Bounded storage of `CAP` slots for producer arity `P` and consumer arity
-/// `C`: the [`Buffer`] with the cursors of that pair.
+/// `C`: the [`Buffer`] with the cursors [`RingTopology`] picks for that
+/// pair, under the name of the pair (so errors about it read
+/// `Ring<T, CAP, Many, One>`). Every method hands over to the buffer.
 ///
 /// # Examples
 ///
@@ -83,7 +86,215 @@ impl RingTopology for (Many, Many) {
 ///     assert_eq!(ring.try_pop(), Err(PopError::Empty));
 /// }
 /// ```
-pub type Ring<T, const CAP: usize, P, C> = Buffer<T, CAP, <(P, C) as RingTopology>::Cursors>;
+pub struct Ring<T, const CAP: usize, P: Arity, C: Arity>
+where
+    (P, C): RingTopology,
+{
+    buffer: Buffer<T, CAP, <(P, C) as RingTopology>::Cursors>,
+}
+
+/// The buffer behind `Ring<T, CAP, P, C>`.
+type BufferOf<T, const CAP: usize, P, C> = Buffer<T, CAP, <(P, C) as RingTopology>::Cursors>;
+
+// SAFETY: as for `Buffer`: values move between threads through the ring, so
+// `T: Send` is required and sufficient.
+unsafe impl<T: Send, const CAP: usize, P: Arity, C: Arity> Send for Ring<T, CAP, P, C> where
+    (P, C): RingTopology
+{
+}
+// SAFETY: as for `Send`.
+unsafe impl<T: Send, const CAP: usize, P: Arity, C: Arity> Sync for Ring<T, CAP, P, C> where
+    (P, C): RingTopology
+{
+}
+
+#[allow(
+    clippy::inline_always,
+    reason = "a name for the buffer: each method is the buffer's, inlined as if called directly"
+)]
+// SAFETY: every method is the buffer's, whose `Storage` impl upholds the
+// contract.
+unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P, C>
+where
+    (P, C): RingTopology,
+    BufferOf<T, CAP, P, C>: Storage<Item = T, Senders = P, Receivers = C>,
+{
+    type Item = T;
+    type Front = <BufferOf<T, CAP, P, C> as Storage>::Front;
+    type Senders = P;
+    type Receivers = C;
+    const CAPACITY: Option<usize> = Some(CAP);
+    const NOTIFIES_BUSY: bool = <BufferOf<T, CAP, P, C> as Storage>::NOTIFIES_BUSY;
+
+    #[inline(always)]
+    fn new() -> Self {
+        Self {
+            buffer: Storage::new(),
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn try_push(&self, value: T) -> Result<(), PushError<T>> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.buffer.try_push(value) }
+    }
+
+    #[inline(always)]
+    unsafe fn try_push_from(&self, value: &mut Option<T>) -> Result<(), PushError<()>> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.buffer.try_push_from(value) }
+    }
+
+    #[inline(always)]
+    unsafe fn try_pop(&self) -> Result<T, PopError> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.buffer.try_pop() }
+    }
+
+    #[inline(always)]
+    unsafe fn front(&self) -> Result<Self::Front, PopError> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.buffer.front() }
+    }
+
+    #[inline(always)]
+    unsafe fn take_front(&self, front: &mut Self::Front) -> T {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.buffer.take_front(front) }
+    }
+
+    #[inline(always)]
+    unsafe fn release_front(&self, front: Self::Front) {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.buffer.release_front(front) }
+    }
+
+    #[inline(always)]
+    unsafe fn peek(&self) -> Option<&T> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.buffer.peek() }
+    }
+
+    #[inline(always)]
+    unsafe fn close(&self, from_producer: bool) -> bool {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.buffer.close(from_producer) }
+    }
+
+    #[inline(always)]
+    fn is_closed(&self) -> bool {
+        self.buffer.is_closed()
+    }
+
+    #[inline(always)]
+    fn head_position(&self) -> u64 {
+        self.buffer.head_position()
+    }
+
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.buffer.len()
+    }
+
+    #[inline(always)]
+    fn before_recv_wait(&self) {
+        self.buffer.before_recv_wait();
+    }
+
+    #[inline(always)]
+    fn before_send_wait(&self) {
+        self.buffer.before_send_wait();
+    }
+
+    #[inline(always)]
+    unsafe fn after_push(&self, waiting: impl Fn() -> bool) {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.buffer.after_push(waiting) }
+    }
+
+    #[inline(always)]
+    unsafe fn after_pop(&self, waiting: impl Fn() -> bool) {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.buffer.after_pop(waiting) }
+    }
+
+    #[inline(always)]
+    fn is_empty(&self) -> bool {
+        self.buffer.is_empty()
+    }
+
+    #[inline(always)]
+    fn is_full(&self) -> bool {
+        self.buffer.is_full()
+    }
+
+    #[inline(always)]
+    unsafe fn try_acquire(&self, n: usize) -> Result<(), PushError<()>> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.buffer.try_acquire(n) }
+    }
+
+    #[inline(always)]
+    fn grant(&self, n: usize) -> usize {
+        self.buffer.grant(n)
+    }
+
+    #[inline(always)]
+    fn may_grant(&self) -> bool {
+        self.buffer.may_grant()
+    }
+
+    #[inline(always)]
+    unsafe fn push_reserved(&self, value: T) -> Result<(), T> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.buffer.push_reserved(value) }
+    }
+
+    #[inline(always)]
+    unsafe fn release(&self, n: usize) {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.buffer.release(n) }
+    }
+
+    #[inline(always)]
+    fn set_waiting(&self, waiting: bool) {
+        self.buffer.set_waiting(waiting);
+    }
+
+    #[inline(always)]
+    unsafe fn drain(&self) {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.buffer.drain() }
+    }
+}
+
+#[allow(
+    clippy::inline_always,
+    reason = "a name for the buffer: each method is the buffer's, inlined as if called directly"
+)]
+// SAFETY: the buffer's accounting, as for `Storage`.
+unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Capacity for Ring<T, CAP, P, C>
+where
+    (P, C): RingTopology,
+    BufferOf<T, CAP, P, C>: Capacity<Item = T, Senders = P, Receivers = C>,
+{
+    const CAP: usize = CAP;
+
+    #[inline(always)]
+    fn reserved(&self) -> usize {
+        self.buffer.reserved()
+    }
+}
+
+impl<T, const CAP: usize, P: Arity, C: Arity> std::fmt::Debug for Ring<T, CAP, P, C>
+where
+    (P, C): RingTopology,
+    BufferOf<T, CAP, P, C>: std::fmt::Debug,
+{
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.buffer.fmt(f)
+    }
+}
 
 #[cfg(all(test, not(asyncband_loom)))]
 mod tests;

@@ -63,11 +63,10 @@ use super::buffer::{Buffer, Cursors, RingFront, sealed};
 /// # Examples
 ///
 /// ```
-/// use asyncband_core::arity::{Many, One};
-/// use asyncband_core::ring::{Buffer, Claiming, ManyConsumers, Ring};
+/// use asyncband_core::ring::{Buffer, Claiming, ManyConsumers};
 /// use asyncband_core::storage::Storage;
 ///
-/// let ring: Buffer<u8, 2, Claiming<ManyConsumers>> = Ring::<u8, 2, Many, Many>::new();
+/// let ring = Buffer::<u8, 2, Claiming<ManyConsumers>>::new();
 /// assert!(!ring.is_closed());
 /// ```
 pub struct Claiming<K: Consumers> {
@@ -131,11 +130,10 @@ pub trait Consumers: sealed::Sealed + Sized + 'static {
 /// # Examples
 ///
 /// ```
-/// use asyncband_core::arity::{Many, One};
-/// use asyncband_core::ring::{Buffer, Claiming, OneConsumer, Ring};
+/// use asyncband_core::ring::{Buffer, Claiming, OneConsumer};
 /// use asyncband_core::storage::Storage;
 ///
-/// let ring: Buffer<u8, 2, Claiming<OneConsumer>> = Ring::<u8, 2, Many, One>::new();
+/// let ring = Buffer::<u8, 2, Claiming<OneConsumer>>::new();
 /// assert_eq!(ring.len(), 0);
 /// ```
 pub struct OneConsumer {

@@ -333,11 +333,13 @@ fn poll_while_claimed<T: Send + std::fmt::Debug>(
     let handle = Waker::from(Arc::clone(&wakes));
     let mut cx = Context::from_waker(&handle);
 
-    let ring = chan.storage();
+    let ring = &chan.storage().buffer;
     // A producer claims position 0 and is still writing it.
     // The first compare-exchange reports the current word.
     let mut word = 0;
-    while let Err(current) = ring.cas_tail(word, word + Ring::<T, 4, Many, One>::ONE_POS) {
+    while let Err(current) =
+        ring.cas_tail(word, word + Buffer::<T, 4, Claiming<OneConsumer>>::ONE_POS)
+    {
         word = current;
     }
     // SAFETY: `chan` has no other consumer.
