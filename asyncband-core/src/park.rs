@@ -273,6 +273,12 @@ impl Backoff {
         Self::with_yields(0)
     }
 
+    /// Whether the schedule has nothing left: [`Backoff::none`] before any
+    /// `snooze`.
+    fn is_spent(&self) -> bool {
+        self.round >= CHECKS && self.yields == 0
+    }
+
     /// An empty schedule: the caller parks at once. For a receiver whose
     /// values come further apart than a spin phase lasts, where spinning
     /// would only burn the time slice the senders need.
@@ -423,6 +429,17 @@ fn thread_waker() -> (Waker, StdArc<Unparker>) {
     }
 }
 
+/// Sleeps for about the shortest time the kernel's timers allow
+/// (`thread::sleep`, which an unpark does not cut short).
+#[cfg(not(asyncband_loom))]
+fn nap() {
+    std::thread::sleep(std::time::Duration::from_micros(20));
+}
+
+/// Under loom, where a park-at-once schedule is never chosen.
+#[cfg(asyncband_loom)]
+fn nap() {}
+
 /// Drives `future` to completion on this thread, parking while it is
 /// pending, after each `Pending` through a fresh `schedule()`. With a
 /// `deadline`, gives up when it passes and returns `None`; the future is
@@ -460,6 +477,15 @@ pub fn block_on<F: Future>(
         // instead of a futex wake-up, and this thread no context switch.
         let mut backoff = schedule();
         // ORDERING: Acquire pairs with the Release store in `wake_by_ref`.
+        if backoff.is_spent() && unparker.woken.load(StdOrdering::Acquire) {
+            // Woken during the poll under a park-at-once schedule: the
+            // future is waiting out a value claimed but still being written
+            // on an oversubscribed machine, whose writer may be preempted.
+            // Polling again at once would keep this core busy; a nap lets
+            // the writer run here.
+            nap();
+        }
+        // ORDERING: Acquire pairs with the Release store in `wake_by_ref`.
         while !unparker.woken.load(StdOrdering::Acquire) {
             if !backoff.snooze() {
                 match deadline {
@@ -494,6 +520,14 @@ mod tests {
 
     // Threads of other tests may be spinning, which cuts the spin phase
     // short after its free checks, but never the yield phase.
+
+    #[test]
+    fn only_a_park_at_once_schedule_naps_after_a_wake_during_the_poll() {
+        assert!(Backoff::none().is_spent());
+        assert!(!Backoff::new().is_spent());
+        assert!(!Backoff::without_yields().is_spent());
+        assert!(!Backoff::yields_only().is_spent());
+    }
 
     #[test]
     fn a_backoff_yields_before_it_lets_the_caller_park() {

@@ -440,22 +440,21 @@ fn quantile_us(sorted: &[u64], per_mille: usize) -> f64 {
 
 fn main() {
     let options = Options::parse();
-    let runtime = Builder::new_multi_thread()
-        .worker_threads(2)
-        .build()
-        .expect("a two-worker runtime");
     let mut entries: Vec<Entry> = entries()
         .into_iter()
         .filter(|entry| options.wants(entry))
         .collect();
     assert!(!entries.is_empty(), "no entry matches the filters");
-    measure(&mut entries, &options, &runtime);
+    measure(&mut entries, &options);
     report(&mut entries, &options);
 }
 
 /// Runs every entry once per round, cell by cell, rotating the order of
-/// the implementations within a cell from one round to the next.
-fn measure(entries: &mut [Entry], options: &Options, runtime: &Runtime) {
+/// the implementations within a cell from one round to the next. Each run
+/// gets a two-worker runtime of its own, shut down after it: a runtime
+/// kept for the whole process keeps its worker threads, and the CPU they
+/// use, around the thread cells too.
+fn measure(entries: &mut [Entry], options: &Options) {
     let mut cells: Vec<&'static str> = entries.iter().map(|entry| entry.cell).collect();
     cells.dedup();
     for round in 0..options.rounds {
@@ -465,8 +464,12 @@ fn measure(entries: &mut [Entry], options: &Options, runtime: &Runtime) {
                 .collect();
             for offset in 0..indices.len() {
                 let entry = &mut entries[indices[(offset + round) % indices.len()]];
+                let runtime = Builder::new_multi_thread()
+                    .worker_threads(2)
+                    .build()
+                    .expect("a two-worker runtime");
                 let before = asyncband_core::wait::membarrier_calls();
-                let latencies = (entry.run)(runtime, options.messages);
+                let latencies = (entry.run)(&runtime, options.messages);
                 entry.membarriers += asyncband_core::wait::membarrier_calls() - before;
                 entry.latencies.extend(latencies);
             }
