@@ -200,9 +200,14 @@
 //!   crate in the build that enables it turns the barrier off for the whole
 //!   program);
 //! - or start the process with `ASYNCBAND_MEMBARRIER=off` (any case). It is
-//!   read once, the first time any channel could switch to plain stores, so
-//!   set it in the environment the process starts with; a later change has
-//!   no effect, and any other value leaves the default.
+//!   read once, when the first channel with a single endpoint (any `spsc`
+//!   channel, an `mpsc` receiver) is made, so set it in the environment the
+//!   process starts with; a later change has no effect, and any other value
+//!   leaves the default.
+//!
+//! With the barrier on, making that first channel also registers the
+//! process for it, which takes milliseconds once; no send or receive ever
+//! pays it.
 //!
 //! Either way every single-endpoint publish is a `SeqCst` store and no
 //! waiter makes a system call; nothing else changes. On other operating

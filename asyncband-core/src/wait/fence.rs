@@ -81,13 +81,15 @@
 //!   one only ever removes the barrier: any crate in the build that enables
 //!   it turns the barrier off for the whole program;
 //! - at start time, the environment variable `ASYNCBAND_MEMBARRIER=off`
-//!   (any ASCII case). It is read once per process, at the first moment a
-//!   fence could go plain: when a single endpoint of any channel first ends
-//!   a fenced stretch (at the earliest its [`FENCED_AT_FIRST`]th publish,
-//!   all of them with nobody waiting), or earlier if [`membarrier_in_use`]
-//!   is called. Set it in the environment the process starts with; a change
-//!   after that moment has no effect. Any other value, or none, leaves the
-//!   barrier on where the kernel offers it.
+//!   (any ASCII case). It is read once per process, when the first channel
+//!   with a single endpoint is made (or earlier, if [`membarrier_in_use`]
+//!   is called). Set it in the environment the process starts with; a
+//!   change after that moment has no effect. Any other value, or none,
+//!   leaves the barrier on where the kernel offers it.
+//!
+//! The same moment registers the process for the barrier, which takes
+//! milliseconds (about 20 ms on the machines here): once per process, when
+//! the first such channel is made, never in a send or a receive.
 //!
 //! [`membarrier_calls`] counts the system calls the process has made, for
 //! benchmarks that report them per message.
@@ -132,7 +134,12 @@ pub(crate) struct Fence {
 }
 
 impl Fence {
+    /// A fence that starts `FENCED`. Makes the process's decision about the
+    /// barrier now, if nobody has: registering for it takes milliseconds,
+    /// which belong to setting up a channel, not to the publish that first
+    /// ends a fenced stretch.
     pub(crate) fn new() -> Self {
+        membarrier::process();
         Self {
             mode: AtomicUsize::new(FENCED),
             left: UnsafeCell::new(FENCED_AT_FIRST),
@@ -333,6 +340,22 @@ impl Fence {
     }
 }
 
+/// Whether the process has decided about `membarrier` (and registered for
+/// it where it is used). Not public API: a test checks that making a
+/// channel decides, so that no send or receive pays for registering.
+///
+/// # Examples
+///
+/// ```
+/// let _ = asyncband_core::wait::membarrier_in_use();
+/// assert!(asyncband_core::wait::membarrier_decided());
+/// ```
+#[doc(hidden)]
+#[must_use]
+pub fn membarrier_decided() -> bool {
+    membarrier::decided()
+}
+
 /// How many `membarrier` system calls this process has made for
 /// asyncband's fences. Not public API: benchmarks report it per message.
 ///
@@ -439,6 +462,11 @@ mod membarrier {
             let env = std::env::var_os(ENV);
             Membarrier::probe(turned_off(cfg!(feature = "no-membarrier"), env.as_deref()))
         })
+    }
+
+    /// Whether the process's decision is made.
+    pub(super) fn decided() -> bool {
+        PROCESS.get().is_some()
     }
 
     /// The system calls the process has made, without deciding anything.

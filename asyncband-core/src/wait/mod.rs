@@ -40,7 +40,7 @@ pub use cell::Cell;
 pub(crate) use fence::Fence;
 pub use fence::PLAIN_AFTER;
 #[doc(hidden)]
-pub use fence::{membarrier_calls, membarrier_in_use};
+pub use fence::{membarrier_calls, membarrier_decided, membarrier_in_use};
 pub use queue::{Queue, QueueNode};
 
 /// A place where the endpoints of one side wait. Implemented by [`Cell`] (one
