@@ -86,20 +86,53 @@ pub struct Claiming<K: Consumers> {
 /// # Examples
 ///
 /// ```
+/// use asyncband_core::arity::{Arity, Many, One};
 /// use asyncband_core::ring::{Consumers, ManyConsumers, OneConsumer};
 ///
-/// assert!(!OneConsumer::CLAIMS);
-/// assert!(ManyConsumers::CLAIMS);
+/// assert!(!<OneConsumer as Consumers>::Arity::MANY);
+/// assert!(<ManyConsumers as Consumers>::Arity::MANY);
 /// ```
 pub trait Consumers: sealed::Sealed + Sized + 'static {
     /// The consumers' arity.
     type Arity: Arity;
-    /// Whether each consumer claims its position with a compare-exchange of
-    /// the head before taking the value (so slots are freed out of order).
-    const CLAIMS: bool;
 
     /// The cursors of consumers that have taken nothing.
     fn new() -> Self;
+
+    /// Takes position `head`, whose value is published, through the head
+    /// word `head_word`. A single consumer owns it already; many claim it
+    /// with a compare-exchange and, losing, get the head as it now is.
+    ///
+    /// # Errors
+    ///
+    /// The current head when another consumer took `head` first.
+    fn claim(&self, head_word: &AtomicU64, head: u64) -> Result<(), u64>;
+
+    /// With the slot of `head` not readable for it, stamped `stamp`: the
+    /// head to look at instead when another consumer has already taken
+    /// `head` (the stamp is `next_lap`, the slot's writable stamp for the
+    /// next lap, or later). Never for a single consumer.
+    fn taken(&self, head_word: &AtomicU64, stamp: u64, next_lap: u64) -> Option<u64>;
+
+    /// Before reporting `head` empty or busy: the head to look at instead
+    /// when it moved since it was loaded. Never for a single consumer.
+    fn moved(&self, head_word: &AtomicU64, head: u64) -> Option<u64>;
+
+    /// A sender's capacity check, when the slot of position `last` still
+    /// holds an older lap: `Some(u64::MAX)` when there is room all the
+    /// same, because a consumer claimed that older value and is reading it
+    /// (capacity counts claims); `None` when full. A single consumer frees
+    /// a slot as it takes its value, so an old lap there always means full.
+    fn room_behind(&self, head_word: &AtomicU64, last: u64, pos_mask: u64, cap: u64)
+    -> Option<u64>;
+
+    /// A send that claims with `units` units held checked the slot `units`
+    /// positions ahead and found it free for position `full`: the full
+    /// position of the slot it claims, or `u64::MAX` when that one must be
+    /// waited for. A single consumer frees slots in position order, so the
+    /// claimed one is free too, at `full - units`; many free them out of
+    /// order.
+    fn claimed_slot(&self, full: u64, units: u64) -> u64;
 
     /// Frees the slot whose `stamp` held the value for position `head`,
     /// just read, for position `head + cap` (`writable`), and with one
@@ -120,7 +153,8 @@ pub trait Consumers: sealed::Sealed + Sized + 'static {
     ///
     /// # Safety
     ///
-    /// Called by the single consumer, when `CLAIMS` is false.
+    /// Called by the consumer that took the value, the only one when
+    /// `Arity` is `One`.
     unsafe fn after_pop(&self, waiting: impl Fn() -> bool, head_word: &AtomicU64);
 }
 
@@ -168,14 +202,48 @@ impl<K: Consumers> std::fmt::Debug for Claiming<K> {
 impl sealed::Sealed for OneConsumer {}
 impl sealed::Sealed for ManyConsumers {}
 
+#[allow(
+    clippy::inline_always,
+    reason = "steps of every send and pop: out of line each would cost a call per message"
+)]
 impl Consumers for OneConsumer {
     type Arity = One;
-    const CLAIMS: bool = false;
 
     fn new() -> Self {
         Self {
             fence: CachePadded::new(Fence::new()),
         }
+    }
+
+    #[inline(always)]
+    fn claim(&self, _head_word: &AtomicU64, _head: u64) -> Result<(), u64> {
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn taken(&self, _head_word: &AtomicU64, _stamp: u64, _next_lap: u64) -> Option<u64> {
+        None
+    }
+
+    #[inline(always)]
+    fn moved(&self, _head_word: &AtomicU64, _head: u64) -> Option<u64> {
+        None
+    }
+
+    #[inline(always)]
+    fn room_behind(
+        &self,
+        _head_word: &AtomicU64,
+        _last: u64,
+        _pos_mask: u64,
+        _cap: u64,
+    ) -> Option<u64> {
+        None
+    }
+
+    #[inline(always)]
+    fn claimed_slot(&self, full: u64, units: u64) -> u64 {
+        full - units
     }
 
     #[inline(always)]
@@ -215,12 +283,59 @@ impl Consumers for OneConsumer {
     }
 }
 
+#[allow(
+    clippy::inline_always,
+    reason = "steps of every send and pop: out of line each would cost a call per message"
+)]
 impl Consumers for ManyConsumers {
     type Arity = Many;
-    const CLAIMS: bool = true;
 
     fn new() -> Self {
         Self
+    }
+
+    #[inline(always)]
+    fn claim(&self, head_word: &AtomicU64, head: u64) -> Result<(), u64> {
+        // ORDERING: SeqCst: the claim is the notifier half for senders
+        // waiting on capacity.
+        head_word
+            .compare_exchange_weak(head, head + 1, Ordering::SeqCst, Ordering::Relaxed)
+            .map(drop)
+    }
+
+    #[inline(always)]
+    fn taken(&self, head_word: &AtomicU64, stamp: u64, next_lap: u64) -> Option<u64> {
+        // ORDERING: Relaxed; re-validated by the claim.
+        (stamp >= next_lap).then(|| head_word.load(Ordering::Relaxed))
+    }
+
+    #[inline(always)]
+    fn moved(&self, head_word: &AtomicU64, head: u64) -> Option<u64> {
+        // ORDERING: Relaxed; a consistency check of our own view.
+        let current = head_word.load(Ordering::Relaxed);
+        (current != head).then_some(current)
+    }
+
+    #[inline(always)]
+    fn room_behind(
+        &self,
+        head_word: &AtomicU64,
+        last: u64,
+        pos_mask: u64,
+        cap: u64,
+    ) -> Option<u64> {
+        // ORDERING: SeqCst: the waiting sender's re-check pairs with the
+        // consumers' SeqCst claims.
+        let head = head_word.load_sc() & pos_mask;
+        let used = last.wrapping_sub(head) & pos_mask;
+        // Room, but the claimed slot may still be being read: the
+        // publisher waits for it.
+        (used < cap).then_some(u64::MAX)
+    }
+
+    #[inline(always)]
+    fn claimed_slot(&self, full: u64, units: u64) -> u64 {
+        if units == 0 { full } else { u64::MAX }
     }
 
     #[inline(always)]
@@ -367,18 +482,12 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
         match self.lap(last, Ordering::SeqCst) {
             Lap::Free(full) => Some(Some(full)),
             Lap::Ahead => None,
-            Lap::Behind if K::CLAIMS => {
-                // A consumer may have claimed the old value and still be
-                // reading it; capacity counts claims, so ask the head.
-                // ORDERING: SeqCst: the waiting sender's re-check pairs with
-                // the consumers' SeqCst claims.
-                let head = self.cursors.head.load_sc() & Self::POS_MASK;
-                let used = last.wrapping_sub(head) & Self::POS_MASK;
-                // Room, but the claimed slot may still be being read: the
-                // publisher waits for it.
-                Some((used < Self::CAP64).then_some(u64::MAX))
-            }
-            Lap::Behind => Some(None),
+            Lap::Behind => Some(self.cursors.consumers.room_behind(
+                &self.cursors.head,
+                last,
+                Self::POS_MASK,
+                Self::CAP64,
+            )),
         }
     }
 
@@ -530,10 +639,7 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
                 // read of it came before its store of the stamp just
                 // loaded: its full position is `full - R`, no second wait.
                 // (Many consumers free slots out of order: `wait_writable`.)
-                Some(Some(full)) if !K::CLAIMS || Self::units(word) == 0 => {
-                    full - Self::units(word)
-                }
-                Some(Some(_)) => u64::MAX,
+                Some(Some(full)) => self.cursors.consumers.claimed_slot(full, Self::units(word)),
             };
             match self.cas_tail(word, word + Self::ONE_POS) {
                 Ok(_) => {
@@ -558,18 +664,9 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
             // `publish`: the value is visible once the stamp says readable.
             let stamp = slot.published();
             if stamp == readable(head) {
-                if K::CLAIMS {
-                    // ORDERING: SeqCst: the claim is the notifier half for
-                    // senders waiting on capacity.
-                    if let Err(current) = self.cursors.head.compare_exchange_weak(
-                        head,
-                        head + 1,
-                        Ordering::SeqCst,
-                        Ordering::Relaxed,
-                    ) {
-                        head = current;
-                        continue;
-                    }
+                if let Err(current) = self.cursors.consumers.claim(&self.cursors.head, head) {
+                    head = current;
+                    continue;
                 }
                 // The stamp says the value is written, and this consumer
                 // owns position `head` (the only consumer, or the winner of
@@ -580,22 +677,21 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
                     fenced: false,
                 });
             }
-            if K::CLAIMS && stamp >= writable(head + Self::CAP64) {
-                // Another consumer took `head` already.
-                // ORDERING: Relaxed; re-validated by the claim.
-                head = self.cursors.head.load(Ordering::Relaxed);
+            let next_lap = writable(head + Self::CAP64);
+            if let Some(current) = self
+                .cursors
+                .consumers
+                .taken(&self.cursors.head, stamp, next_lap)
+            {
+                head = current;
                 continue;
             }
             // ORDERING: SeqCst: the waiting consumer's re-check, paired with
             // the producers' SeqCst claims.
             let word = self.cursors.tail.load_sc();
-            if K::CLAIMS {
-                // ORDERING: Relaxed; a consistency check of our own view.
-                let current = self.cursors.head.load(Ordering::Relaxed);
-                if current != head {
-                    head = current;
-                    continue;
-                }
+            if let Some(current) = self.cursors.consumers.moved(&self.cursors.head, head) {
+                head = current;
+                continue;
             }
             if Self::pos(word) != head & Self::POS_MASK {
                 return Err(PopError::Busy);
