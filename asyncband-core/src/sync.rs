@@ -50,6 +50,44 @@ pub(crate) fn spin_hint() {
     loom::thread::yield_now();
 }
 
+/// A spin latch: pushes through the units of a single producer take turns
+/// on it, since units are `Send` and may push from several threads at once.
+/// Held for a push of a few instructions, which runs no user code.
+#[derive(Debug)]
+pub(crate) struct Latch(AtomicBool);
+
+/// The latch, held until this drops.
+pub(crate) struct Held<'a>(&'a AtomicBool);
+
+impl Latch {
+    pub(crate) fn new() -> Self {
+        Self(AtomicBool::new(false))
+    }
+
+    /// Waits for the latch and holds it until the guard drops.
+    #[inline]
+    pub(crate) fn hold(&self) -> Held<'_> {
+        // ORDERING: Acquire pairs with the Release in `Held::drop`: the
+        // previous holder's writes are visible to this one.
+        while self
+            .0
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            spin_hint();
+        }
+        Held(&self.0)
+    }
+}
+
+impl Drop for Held<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        // ORDERING: Release hands this holder's writes to the next one.
+        self.0.store(false, Ordering::Release);
+    }
+}
+
 /// An `UnsafeCell` with loom's closure API, so that loom can check every
 /// access to a protocol-guarded value.
 #[derive(Debug)]

@@ -72,6 +72,7 @@ mod tests {
     use super::channel;
     use crate::arity::{Many, One};
     use crate::error::TrySendError;
+    use crate::list::List;
     use crate::ring::Ring;
     use crate::storage::{Capacity, Storage};
 
@@ -149,6 +150,54 @@ mod tests {
         assert_eq!(units.chan().storage().reserved(), 0);
         drop(units);
         assert_eq!(tx.by_ref().try_reserve(4).map(|units| units.len()), Ok(4));
+    }
+
+    /// Two halves of one reservation of a single producer, sending from two
+    /// threads at once: every value arrives, each half's in order.
+    fn units_of_one_producer_push_from_two_threads<S>()
+    where
+        S: Storage<Item = u32, Senders = One, Receivers = One> + Send + Sync,
+    {
+        const HALF: u32 = 32;
+        const SECOND: u32 = 1 << 30;
+        let rounds = if cfg!(miri) { 2 } else { 400 };
+        let (mut tx, mut rx) = channel::<S>();
+        let mut next = [0, SECOND];
+        for _ in 0..rounds {
+            let mut first = tx.by_ref().try_reserve(2 * HALF as usize).unwrap();
+            let second = first.split(HALF as usize);
+            std::thread::scope(|scope| {
+                for (mut units, base) in [(first, next[0]), (second, next[1])] {
+                    scope.spawn(move || {
+                        for i in 0..HALF {
+                            units.send(base + i).unwrap();
+                        }
+                    });
+                }
+            });
+            let mut got = Vec::new();
+            rx.by_ref().try_recv_many(&mut got, usize::MAX);
+            assert_eq!(got.len(), 2 * HALF as usize, "a value was lost");
+            for (half, start) in next.iter_mut().enumerate() {
+                let own: Vec<u32> = got
+                    .iter()
+                    .copied()
+                    .filter(|&value| (value >= SECOND) == (half == 1))
+                    .collect();
+                assert_eq!(own, (*start..*start + HALF).collect::<Vec<_>>());
+                *start += HALF;
+            }
+        }
+    }
+
+    #[test]
+    fn units_of_a_single_list_producer_push_from_two_threads() {
+        units_of_one_producer_push_from_two_threads::<List<u32, One, One>>();
+    }
+
+    #[test]
+    fn units_of_a_single_ring_producer_push_from_two_threads() {
+        units_of_one_producer_push_from_two_threads::<Ring<u32, 64, One, One>>();
     }
 
     #[test]

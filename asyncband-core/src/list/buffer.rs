@@ -208,6 +208,26 @@ pub trait Tail<T>: Sized {
     /// As for [`Storage::try_push`].
     unsafe fn push(&self, pool: &Pool<T, Self::Stamp>, value: T) -> Result<(), PushError<T>>;
 
+    /// [`Tail::push`] through a held unit: such pushes may race with each
+    /// other ([`Storage::push_reserved`]). Many producers' pushes may race
+    /// anyway.
+    ///
+    /// # Errors
+    ///
+    /// As [`Tail::push`].
+    ///
+    /// # Safety
+    ///
+    /// As for [`Storage::push_reserved`].
+    unsafe fn push_reserved(
+        &self,
+        pool: &Pool<T, Self::Stamp>,
+        value: T,
+    ) -> Result<(), PushError<T>> {
+        // SAFETY: many producers: no contract beyond the caller's.
+        unsafe { self.push(pool, value) }
+    }
+
     /// [`Storage::close`].
     ///
     /// # Safety

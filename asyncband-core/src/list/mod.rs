@@ -277,8 +277,8 @@ where
     }
 
     unsafe fn push_reserved(&self, value: T) -> Result<(), T> {
-        // SAFETY: the caller's contract is that of `try_push`.
-        unsafe { self.try_push(value) }.map_err(|err| match err {
+        // SAFETY: the caller's contract is that of `push_reserved`.
+        unsafe { self.tail.push_reserved(&self.pool, value) }.map_err(|err| match err {
             PushError::Full(value) | PushError::Closed(value) => value,
         })
     }

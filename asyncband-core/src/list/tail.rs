@@ -12,7 +12,7 @@ use crate::arity::{Many, One};
 use crate::boundary::Boundary;
 use crate::slot::{NoStamp, Stamped, is_large, readable};
 use crate::storage::PushError;
-use crate::sync::{AtomicPtr, AtomicU64, Ordering, SeqCst};
+use crate::sync::{AtomicPtr, AtomicU64, Latch, Ordering, SeqCst};
 use crate::wait::Fence;
 
 /// The close bit of [`ManyTail::word`].
@@ -32,6 +32,9 @@ pub struct OneTail<T> {
     pub(super) boundary: CachePadded<Boundary>,
     /// How it publishes (plain while nobody waits); on a line of its own.
     fence: CachePadded<Fence>,
+    /// Serialises pushes through units, which may be made from several
+    /// threads (units are `Send`).
+    latch: Latch,
 }
 
 impl<T> OneTail<T> {
@@ -132,6 +135,7 @@ impl<T> Tail<T> for OneTail<T> {
             block: AtomicPtr::new(first),
             boundary: CachePadded::new(Boundary::new()),
             fence: CachePadded::new(Fence::new()),
+            latch: Latch::new(),
         }
     }
 
@@ -142,6 +146,18 @@ impl<T> Tail<T> for OneTail<T> {
         }
         // SAFETY: single producer (caller's contract).
         unsafe { self.push_one(pool, value) }.map_err(PushError::Closed)
+    }
+
+    unsafe fn push_reserved(
+        &self,
+        pool: &Pool<T, NoStamp>,
+        value: T,
+    ) -> Result<(), PushError<T>> {
+        let _held = self.latch.hold();
+        // SAFETY: holding the latch, this push is the only producer-side
+        // call now (the caller's contract: the others are pushes through
+        // units, which take the latch too).
+        unsafe { self.push(pool, value) }
     }
 
     unsafe fn close(&self, from_producer: bool) -> bool {

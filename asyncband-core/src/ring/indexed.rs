@@ -25,7 +25,7 @@ use crate::arity::One;
 use crate::boundary::Boundary;
 use crate::slot::NoStamp;
 use crate::storage::{Capacity, PopError, PushError, Storage};
-use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Ordering, SeqCst, UnsafeCell, spin_hint};
+use crate::sync::{AtomicU64, AtomicUsize, Latch, Ordering, SeqCst, UnsafeCell};
 use crate::wait::Fence;
 
 use super::buffer::{Buffer, Cursors, RingFront, sealed};
@@ -68,7 +68,7 @@ struct ProducerCursor {
     reserved: AtomicUsize,
     /// Serialises pushes through units, which may be made from several
     /// threads (permits are `Send`).
-    latch: AtomicBool,
+    latch: Latch,
     /// The consumer's head as last read.
     ///
     /// # Safety
@@ -172,7 +172,7 @@ impl Cursors for Indexed {
             producer: CachePadded::new(ProducerCursor {
                 fence: Fence::new(),
                 reserved: AtomicUsize::new(0),
-                latch: AtomicBool::new(false),
+                latch: Latch::new(),
                 head_cache: UnsafeCell::new(0),
                 tail: Own(UnsafeCell::new(0)),
             }),
@@ -437,35 +437,19 @@ unsafe impl<T, const CAP: usize> Storage for Buffer<T, CAP, Indexed> {
     }
 
     unsafe fn push_reserved(&self, value: T) -> Result<(), T> {
-        // Permits are `Send`: pushes through them may come from several
-        // threads at once, so they take turns.
-        // ORDERING: Acquire pairs with the Release below: the previous
-        // holder's writes to the tail are visible.
-        while self
-            .cursors
-            .producer
-            .latch
-            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
-        {
-            spin_hint();
-        }
+        let held = self.cursors.producer.latch.hold();
         let mut value = Some(value);
         let result = if self.cursors.boundary.is_closed() {
             Err(())
         } else {
-            // SAFETY: we hold the latch (its Acquire orders us after the
-            // previous holder's update).
+            // SAFETY: we hold the latch, whose Acquire orders us after the
+            // previous holder's update.
             let tail = unsafe { self.cursors.producer.tail.get() };
             // SAFETY: we hold the latch, so we act as the single
             // producer; the held unit guarantees the slot is free.
             unsafe { self.publish_one(tail, &mut value) }
         };
-        // ORDERING: Release hands the tail to the next latch holder.
-        self.cursors
-            .producer
-            .latch
-            .store_at(false, Ordering::Release);
+        drop(held);
         // SAFETY: the caller held one unit; the push consumed it or,
         // refused, gives it back here.
         unsafe { self.release(1) };
