@@ -126,7 +126,7 @@ impl<S: Storage> Chan<S> {
     ///
     /// # Safety
     ///
-    /// Single-consumer contract (module docs).
+    /// Consumer contract of [`Chan`] for `cursor`.
     #[inline(always)]
     #[allow(
         clippy::inline_always,
@@ -134,15 +134,16 @@ impl<S: Storage> Chan<S> {
     )]
     pub unsafe fn recv_blocking(
         &self,
+        cursor: &mut S::Cursor,
         deadline: Option<Instant>,
     ) -> Result<S::Item, RecvTimeoutError> {
         // The ready path, inline in the caller's loop; waiting is out of line.
         // SAFETY: forwarded from the caller.
-        match unsafe { self.try_recv() } {
+        match unsafe { self.try_recv(cursor) } {
             Ok(value) => Ok(value),
             Err(TryRecvError::Disconnected) => Err(RecvTimeoutError::Disconnected),
             // SAFETY: forwarded from the caller.
-            Err(TryRecvError::Empty) => unsafe { self.recv_blocking_waiting(deadline) },
+            Err(TryRecvError::Empty) => unsafe { self.recv_blocking_waiting(cursor, deadline) },
         }
     }
 
@@ -155,6 +156,7 @@ impl<S: Storage> Chan<S> {
     #[inline(never)]
     unsafe fn recv_blocking_waiting(
         &self,
+        cursor: &mut S::Cursor,
         deadline: Option<Instant>,
     ) -> Result<S::Item, RecvTimeoutError> {
         let schedule = self
@@ -170,7 +172,7 @@ impl<S: Storage> Chan<S> {
                 break;
             }
             // SAFETY: forwarded from the caller.
-            match unsafe { self.try_recv() } {
+            match unsafe { self.try_recv(cursor) } {
                 Ok(value) => return Ok(value),
                 Err(TryRecvError::Disconnected) => return Err(RecvTimeoutError::Disconnected),
                 Err(TryRecvError::Empty) => {}
@@ -178,7 +180,7 @@ impl<S: Storage> Chan<S> {
         }
         drop(backoff);
         // SAFETY: forwarded from the caller.
-        let future = pin!(unsafe { Recv::parked(self) });
+        let future = pin!(unsafe { Recv::parked(self, cursor) });
         match block_on(future, deadline, schedule) {
             Some(Ok(value)) => Ok(value),
             Some(Err(RecvError)) => Err(RecvTimeoutError::Disconnected),

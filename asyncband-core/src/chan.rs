@@ -17,11 +17,15 @@
 //!
 //! # Safety contract of single sides
 //!
-//! Methods that move values on a side with one endpoint are `unsafe`: the
-//! caller promises that no other call on that side runs at the same time.
-//! The [`endpoint`](crate::endpoint) handles keep that promise in their
-//! types (the one producer or consumer acts through `&mut`), and they are
-//! how safe code, the facade included, moves values.
+//! Methods that move values are `unsafe`. On the producer side, with one
+//! producer, the caller promises that no other producer-side call runs at
+//! the same time. On the consumer side, the caller passes the consumer's
+//! cursor ([`Storage::Cursor`]) by `&mut` and promises, with one consumer,
+//! that it is the channel's one cursor ([`Chan::cursor`]); with many
+//! consumers the cursor holds nothing and the promise is empty. The
+//! [`endpoint`](crate::endpoint) handles keep these promises in their types
+//! (the one producer acts through `&mut`; the one consumer owns the cursor),
+//! and they are how safe code, the facade included, moves values.
 
 use std::fmt;
 use std::mem::ManuallyDrop;
@@ -64,9 +68,10 @@ struct Waiters<S: Storage> {
 /// use asyncband_core::ring::Ring;
 ///
 /// let chan = Chan::<Ring<u32, 4, Many, One>>::new();
+/// let mut cursor = chan.cursor();
 /// chan.try_send(7).unwrap();
-/// // SAFETY: this thread is the only consumer.
-/// assert_eq!(unsafe { chan.try_recv() }, Ok(7));
+/// // SAFETY: `cursor` is the only consumer's only cursor.
+/// assert_eq!(unsafe { chan.try_recv(&mut cursor) }, Ok(7));
 /// ```
 pub struct Chan<S: Storage> {
     storage: S,
@@ -118,6 +123,13 @@ impl<S: Storage> Chan<S> {
     /// The storage, for queries.
     pub fn storage(&self) -> &S {
         &self.storage
+    }
+
+    /// A consumer's cursor, at the position the consumers have published
+    /// (see [`Storage::cursor`]). A single consumer's endpoint makes one
+    /// when the channel is made and uses no other.
+    pub fn cursor(&self) -> S::Cursor {
+        self.storage.cursor()
     }
 
     pub(crate) fn rx_wait(&self) -> &RxWait<S> {
@@ -313,15 +325,18 @@ impl<S: Storage> Chan<S> {
     ///
     /// # Safety
     ///
-    /// Single-consumer contract (module docs).
+    /// Consumer contract (module docs).
     #[inline]
-    pub(crate) unsafe fn popped(&self) {
+    pub(crate) unsafe fn popped(&self, cursor: &mut S::Cursor) {
         // A waker that unwinds out of the grant skips the count below once;
         // it only decides when the fence goes back to plain stores.
         self.notify_senders();
-        // SAFETY: `after_pop` needs the single-consumer contract, which this
+        // SAFETY: `after_pop` needs the consumer contract, which this
         // function's caller upholds (its `# Safety`).
-        unsafe { self.storage.after_pop(|| self.waiters.tx.is_waiting()) };
+        unsafe {
+            self.storage
+                .after_pop(cursor, || self.waiters.tx.is_waiting());
+        }
     }
 
     /// Takes the value `front` found, releases its place and notifies
@@ -332,16 +347,20 @@ impl<S: Storage> Chan<S> {
     ///
     /// # Safety
     ///
-    /// Single-consumer contract (module docs); `front` came from this
-    /// channel's storage.
+    /// Consumer contract (module docs); `front` came from this channel's
+    /// storage with `cursor`.
     #[inline]
-    pub(crate) unsafe fn take_popped(&self, mut front: S::Front) -> S::Item {
+    pub(crate) unsafe fn take_popped(
+        &self,
+        cursor: &mut S::Cursor,
+        mut front: S::Front,
+    ) -> S::Item {
         // SAFETY: the caller's contract; taken once, then released.
         let value = unsafe { self.storage.take_front(&mut front) };
         // SAFETY: as above.
         unsafe {
-            self.storage.release_front(front);
-            self.popped();
+            self.storage.release_front(cursor, front);
+            self.popped(cursor);
         }
         value
     }
@@ -350,12 +369,17 @@ impl<S: Storage> Chan<S> {
     ///
     /// # Safety
     ///
-    /// Single-consumer contract (module docs), until the guard drops;
-    /// `front` came from this channel's storage.
+    /// Consumer contract (module docs); `front` came from this channel's
+    /// storage with `cursor`.
     #[inline]
-    pub(crate) unsafe fn popped_guard(&self, front: S::Front) -> Popped<'_, S> {
+    pub(crate) unsafe fn popped_guard<'a>(
+        &'a self,
+        cursor: &'a mut S::Cursor,
+        front: S::Front,
+    ) -> Popped<'a, S> {
         Popped {
             chan: self,
+            cursor,
             front: ManuallyDrop::new(front),
         }
     }
@@ -376,38 +400,38 @@ impl<S: Storage> Chan<S> {
     ///
     /// # Safety
     ///
-    /// Single-consumer contract (module docs).
+    /// Consumer contract (module docs).
     #[inline(always)]
     #[allow(
         clippy::inline_always,
         reason = "a ready path: out of line it costs a call per message"
     )]
-    pub unsafe fn try_recv(&self) -> Result<S::Item, TryRecvError> {
+    pub unsafe fn try_recv(&self, cursor: &mut S::Cursor) -> Result<S::Item, TryRecvError> {
         // SAFETY: forwarded from the caller.
-        match unsafe { self.storage.front() } {
+        match unsafe { self.storage.front(cursor) } {
             Ok(front) if is_large::<S::Item>() => {
-                // SAFETY: forwarded from the caller (single consumer).
-                let mut popped = unsafe { self.popped_guard(front) };
+                // SAFETY: forwarded from the caller (consumer contract).
+                let mut popped = unsafe { self.popped_guard(cursor, front) };
                 // SAFETY: taken once; `popped` releases it afterwards.
                 Ok(unsafe { popped.take() })
             }
             Ok(mut front) => {
                 // `Chan::take_popped`, spelled out: this shape of the arm
                 // lays out the one-thread ready path best.
-                // SAFETY: forwarded from the caller (single consumer);
+                // SAFETY: forwarded from the caller (consumer contract);
                 // taken once, then released.
                 let value = unsafe { self.storage.take_front(&mut front) };
                 // SAFETY: as above.
                 unsafe {
-                    self.storage.release_front(front);
-                    self.popped();
+                    self.storage.release_front(cursor, front);
+                    self.popped(cursor);
                 }
                 Ok(value)
             }
             Err(PopError::Empty) => Err(TryRecvError::Empty),
             Err(PopError::Closed) => Err(TryRecvError::Disconnected),
             // SAFETY: forwarded from the caller.
-            Err(PopError::Busy) => unsafe { self.try_recv_behind_write() },
+            Err(PopError::Busy) => unsafe { self.try_recv_behind_write(cursor) },
         }
     }
 
@@ -422,7 +446,10 @@ impl<S: Storage> Chan<S> {
     /// As for [`Chan::try_recv`].
     #[cold]
     #[inline(never)]
-    unsafe fn try_recv_behind_write(&self) -> Result<S::Item, TryRecvError> {
+    unsafe fn try_recv_behind_write(
+        &self,
+        cursor: &mut S::Cursor,
+    ) -> Result<S::Item, TryRecvError> {
         let mut spins = 0;
         loop {
             spins += 1;
@@ -432,11 +459,11 @@ impl<S: Storage> Chan<S> {
                 crate::sync::thread::yield_now();
             }
             // SAFETY: forwarded from the caller.
-            match unsafe { self.storage.front() } {
+            match unsafe { self.storage.front(cursor) } {
                 // SAFETY: forwarded from the caller; `front` came from this
                 // storage. (A large value is taken through a local here:
                 // this path is rare, and then a panicking waker drops it.)
-                Ok(front) => return Ok(unsafe { self.take_popped(front) }),
+                Ok(front) => return Ok(unsafe { self.take_popped(cursor, front) }),
                 Err(PopError::Empty) => return Err(TryRecvError::Empty),
                 Err(PopError::Closed) => return Err(TryRecvError::Disconnected),
                 Err(PopError::Busy) => {}
@@ -587,8 +614,9 @@ impl<S: Storage> Chan<S> {
     ///
     /// # Safety
     ///
-    /// On a single-consumer channel the caller is the consumer, with no
-    /// consumer-side call running at the same time.
+    /// On a single-consumer channel the caller is the consumer, going away
+    /// with its cursor (the drain continues from where the cursor
+    /// published the head, and no other cursor is used later).
     pub unsafe fn drop_receiver(&self) {
         // ORDERING: AcqRel: the last receiver sees every other receiver's
         // work before it drains.
@@ -689,6 +717,7 @@ impl<S: Storage> Chan<S> {
 /// other waiter are handled as usual.
 pub(crate) struct Popped<'a, S: Storage> {
     chan: &'a Chan<S>,
+    cursor: &'a mut S::Cursor,
     front: ManuallyDrop<S::Front>,
 }
 
@@ -711,12 +740,12 @@ impl<S: Storage> Drop for Popped<'_, S> {
     fn drop(&mut self) {
         // SAFETY: the front is moved out only here, once.
         let front = unsafe { ManuallyDrop::take(&mut self.front) };
-        // SAFETY: taken from exactly once (`Popped::take`'s contract); the
-        // single-consumer contract holds until we drop
+        // SAFETY: taken from exactly once (`Popped::take`'s contract), with
+        // the cursor it came from and the consumer contract
         // (`Chan::popped_guard`).
         unsafe {
-            self.chan.storage.release_front(front);
-            self.chan.popped();
+            self.chan.storage.release_front(self.cursor, front);
+            self.chan.popped(self.cursor);
         }
     }
 }

@@ -218,7 +218,7 @@ impl<S: Storage> Chan<S> {
     ///
     /// # Safety
     ///
-    /// Single-consumer contract of [`Chan`]; `node` as for
+    /// Consumer contract of [`Chan`] for `cursor`; `node` as for
     /// [`Chan::poll_send`], with [`Chan::cancel_recv`].
     #[inline(always)]
     #[allow(
@@ -227,6 +227,7 @@ impl<S: Storage> Chan<S> {
     )]
     pub unsafe fn poll_recv(
         &self,
+        cursor: &mut S::Cursor,
         node: Pin<&RxNode<S>>,
         registered: &mut bool,
         cx: &mut Context<'_>,
@@ -235,26 +236,26 @@ impl<S: Storage> Chan<S> {
         // value.
         let mut first = None;
         if !*registered {
-            // SAFETY: single-consumer contract from the caller.
-            match unsafe { self.storage().front() } {
+            // SAFETY: consumer contract from the caller.
+            match unsafe { self.storage().front(cursor) } {
                 Ok(front) if is_large::<S::Item>() => {
-                    // SAFETY: single-consumer contract from the caller.
-                    let mut popped = unsafe { self.popped_guard(front) };
+                    // SAFETY: consumer contract from the caller.
+                    let mut popped = unsafe { self.popped_guard(cursor, front) };
                     // The value lands in the result before `popped` drops
                     // (`chan::Popped`).
                     // SAFETY: taken once; `popped` releases it afterwards.
                     return Poll::Ready(Ok(unsafe { popped.take() }));
                 }
                 Ok(front) => {
-                    // SAFETY: single-consumer contract from the caller.
-                    return Poll::Ready(Ok(unsafe { self.take_popped(front) }));
+                    // SAFETY: consumer contract from the caller.
+                    return Poll::Ready(Ok(unsafe { self.take_popped(cursor, front) }));
                 }
                 Err(PopError::Closed) => return Poll::Ready(Err(RecvError)),
                 Err(missed) => first = Some(missed),
             }
         }
         // SAFETY: forwarded from the caller.
-        unsafe { self.poll_recv_waiting(node, registered, first, cx) }
+        unsafe { self.poll_recv_waiting(cursor, node, registered, first, cx) }
     }
 
     /// [`Chan::poll_recv`] past the ready path: spins on a value being
@@ -268,6 +269,7 @@ impl<S: Storage> Chan<S> {
     #[inline(never)]
     unsafe fn poll_recv_waiting(
         &self,
+        cursor: &mut S::Cursor,
         node: Pin<&RxNode<S>>,
         registered: &mut bool,
         mut first: Option<PopError>,
@@ -282,13 +284,13 @@ impl<S: Storage> Chan<S> {
         loop {
             let attempt = match first.take() {
                 Some(missed) => Err(missed),
-                // SAFETY: single-consumer contract from the caller.
-                None => unsafe { self.storage().front() },
+                // SAFETY: consumer contract from the caller.
+                None => unsafe { self.storage().front(cursor) },
             };
             match attempt {
                 Ok(front) if is_large::<S::Item>() => {
-                    // SAFETY: single-consumer contract from the caller.
-                    let mut popped = unsafe { self.popped_guard(front) };
+                    // SAFETY: consumer contract from the caller.
+                    let mut popped = unsafe { self.popped_guard(cursor, front) };
                     // SAFETY: the caller's contract on `node`.
                     unsafe { self.cancel_recv(node, registered) };
                     // SAFETY: taken once; `popped` releases it afterwards.
@@ -297,8 +299,8 @@ impl<S: Storage> Chan<S> {
                 Ok(front) => {
                     // SAFETY: the caller's contract on `node`.
                     unsafe { self.cancel_recv(node, registered) };
-                    // SAFETY: single-consumer contract from the caller.
-                    return Poll::Ready(Ok(unsafe { self.take_popped(front) }));
+                    // SAFETY: consumer contract from the caller.
+                    return Poll::Ready(Ok(unsafe { self.take_popped(cursor, front) }));
                 }
                 Err(PopError::Closed) => {
                     // SAFETY: as above.
@@ -543,23 +545,24 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> fmt::Debug for Send<S, H> {
 /// A value is taken only in the poll that returns it, so dropping the
 /// future loses no value; a wake-up it received is passed to the next
 /// waiting receiver.
-pub struct Recv<S: Storage, H: Deref<Target = Chan<S>>> {
-    chan: H,
+pub struct Recv<'a, S: Storage> {
+    chan: &'a Chan<S>,
+    cursor: &'a mut S::Cursor,
     node: RxNode<S>,
     registered: bool,
     _pinned: PhantomPinned,
 }
 
-impl<S: Storage, H: Deref<Target = Chan<S>>> Recv<S, H> {
-    /// A future that receives from `chan`.
+impl<'a, S: Storage> Recv<'a, S> {
+    /// A future that receives from `chan` with the consumer's `cursor`.
     ///
     /// # Safety
     ///
-    /// The single-consumer contract of [`Chan`] holds for as long as the
-    /// future lives.
-    pub unsafe fn new(chan: H) -> Self {
+    /// The consumer contract of [`Chan`] for `cursor`.
+    pub unsafe fn new(chan: &'a Chan<S>, cursor: &'a mut S::Cursor) -> Self {
         Self {
             chan,
+            cursor,
             node: Default::default(),
             registered: false,
             _pinned: PhantomPinned,
@@ -574,9 +577,10 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Recv<S, H> {
     ///
     /// As for [`Recv::new`]; the future is driven to completion or dropped
     /// by the thread that parks on it.
-    pub unsafe fn parked(chan: H) -> Self {
+    pub unsafe fn parked(chan: &'a Chan<S>, cursor: &'a mut S::Cursor) -> Self {
         Self {
             chan,
+            cursor,
             node: RxWait::<S>::parked_node(),
             registered: false,
             _pinned: PhantomPinned,
@@ -584,7 +588,7 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Recv<S, H> {
     }
 }
 
-impl<S: Storage, H: Deref<Target = Chan<S>>> Future for Recv<S, H> {
+impl<S: Storage> Future for Recv<'_, S> {
     type Output = Result<S::Item, RecvError>;
 
     #[inline(always)]
@@ -595,16 +599,19 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Future for Recv<S, H> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // SAFETY: `node` is never moved out of the pinned future.
         let this = unsafe { self.get_unchecked_mut() };
-        // SAFETY: the node is pinned with us; single-consumer contract from
-        // `new`.
+        // SAFETY: the node is pinned with us; consumer contract from `new`.
         unsafe {
-            this.chan
-                .poll_recv(Pin::new_unchecked(&this.node), &mut this.registered, cx)
+            this.chan.poll_recv(
+                this.cursor,
+                Pin::new_unchecked(&this.node),
+                &mut this.registered,
+                cx,
+            )
         }
     }
 }
 
-impl<S: Storage, H: Deref<Target = Chan<S>>> Drop for Recv<S, H> {
+impl<S: Storage> Drop for Recv<'_, S> {
     fn drop(&mut self) {
         // SAFETY: dropped in place, so still pinned; only used with this chan.
         unsafe {
@@ -614,7 +621,7 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Drop for Recv<S, H> {
     }
 }
 
-impl<S: Storage, H: Deref<Target = Chan<S>>> fmt::Debug for Recv<S, H> {
+impl<S: Storage> fmt::Debug for Recv<'_, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Recv")
             .field("waiting", &self.registered)
@@ -767,29 +774,35 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> fmt::Debug for Closed<S, H> {
 /// # Cancel safety
 ///
 /// As [`Recv`]: values are appended only by the poll that returns.
-pub struct RecvMany<'b, S: Storage, H: Deref<Target = Chan<S>>> {
-    recv: Recv<S, H>,
+pub struct RecvMany<'a, 'b, S: Storage> {
+    recv: Recv<'a, S>,
     buf: &'b mut Vec<S::Item>,
     limit: usize,
 }
 
-impl<'b, S: Storage, H: Deref<Target = Chan<S>>> RecvMany<'b, S, H> {
-    /// A future that receives into `buf` from `chan`.
+impl<'a, 'b, S: Storage> RecvMany<'a, 'b, S> {
+    /// A future that receives into `buf` from `chan` with the consumer's
+    /// `cursor`.
     ///
     /// # Safety
     ///
     /// As for [`Recv::new`].
-    pub unsafe fn new(chan: H, buf: &'b mut Vec<S::Item>, limit: usize) -> Self {
+    pub unsafe fn new(
+        chan: &'a Chan<S>,
+        cursor: &'a mut S::Cursor,
+        buf: &'b mut Vec<S::Item>,
+        limit: usize,
+    ) -> Self {
         Self {
             // SAFETY: forwarded from the caller.
-            recv: unsafe { Recv::new(chan) },
+            recv: unsafe { Recv::new(chan, cursor) },
             buf,
             limit,
         }
     }
 }
 
-impl<S: Storage, H: Deref<Target = Chan<S>>> Future for RecvMany<'_, S, H> {
+impl<S: Storage> Future for RecvMany<'_, '_, S> {
     type Output = usize;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<usize> {
@@ -807,9 +820,9 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Future for RecvMany<'_, S, H> {
                 this.buf.push(first);
                 let mut taken = 1;
                 while taken < this.limit {
-                    // SAFETY: the consumer-side contract `new` was made with
+                    // SAFETY: the consumer contract `new` was made with
                     // holds for the future's life.
-                    match unsafe { this.recv.chan.try_recv() } {
+                    match unsafe { this.recv.chan.try_recv(this.recv.cursor) } {
                         Ok(value) => {
                             this.buf.push(value);
                             taken += 1;
@@ -823,7 +836,7 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Future for RecvMany<'_, S, H> {
     }
 }
 
-impl<S: Storage, H: Deref<Target = Chan<S>>> fmt::Debug for RecvMany<'_, S, H> {
+impl<S: Storage> fmt::Debug for RecvMany<'_, '_, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RecvMany")
             .field("recv", &self.recv)

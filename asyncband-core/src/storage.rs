@@ -43,13 +43,26 @@ pub enum PopError {
 /// linearised, and make the condition changes that waiters wait for
 /// (publishing a value, freeing capacity, closing) `SeqCst` operations, as
 /// the store-buffer argument in [`crate::wait`] requires. Methods marked
-/// "single side" may race only with the other side's methods.
+/// "single side" may race only with the other side's methods. With many
+/// consumers, [`Storage::Cursor`] is zero-sized and holds nothing, so that
+/// each consumer may conjure one as it acts.
+///
+/// # Cursors
+///
+/// A single consumer's own state (its position, its copy of the producers'
+/// position, its count of fenced publishes) is not in the storage but in a
+/// [`Storage::Cursor`] that the consumer keeps and passes by `&mut` to every
+/// consumer-side method. The storage keeps what others read: the published
+/// head, for queries, producers and the drain.
 pub unsafe trait Storage: Sized + std::fmt::Debug {
     /// The values stored.
     type Item;
     /// A consumer's hold on the next value between [`Storage::front`] and
     /// [`Storage::release_front`].
     type Front;
+    /// The consumer's own state (see "Cursors" above): a single consumer's
+    /// position and caches, nothing for many consumers.
+    type Cursor: std::fmt::Debug + Unpin;
     /// Producer arity.
     type Senders: Arity;
     /// Consumer arity.
@@ -68,6 +81,11 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
 
     /// Empty, open storage.
     fn new() -> Self;
+
+    /// A cursor for the consumer, at the position the storage has
+    /// published. A single consumer is made one when its channel is made,
+    /// and uses no other.
+    fn cursor(&self) -> Self::Cursor;
 
     /// Pushes `value` if there is capacity now.
     ///
@@ -123,15 +141,17 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     ///
     /// # Safety
     ///
-    /// With a single consumer, no other consumer-side method runs at the
-    /// same time.
-    unsafe fn try_pop(&self) -> Result<Self::Item, PopError> {
+    /// The consumer contract: with a single consumer, `cursor` came from
+    /// [`Storage::cursor`] of this storage, and no other cursor of it has
+    /// been used since it was made. (Every consumer-side call takes the
+    /// cursor by `&mut`, so no two of them overlap.)
+    unsafe fn try_pop(&self, cursor: &mut Self::Cursor) -> Result<Self::Item, PopError> {
         // SAFETY: forwarded from the caller.
-        let mut front = unsafe { self.front() }?;
+        let mut front = unsafe { self.front(cursor) }?;
         // SAFETY: `front` came from `front` and is taken once, then released.
         let value = unsafe { self.take_front(&mut front) };
         // SAFETY: as above.
-        unsafe { self.release_front(front) };
+        unsafe { self.release_front(cursor, front) };
         Ok(value)
     }
 
@@ -147,10 +167,10 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     ///
     /// # Safety
     ///
-    /// As for [`Storage::try_pop`]; the consumer-side contract lasts until
-    /// the front is released, and every front must be taken once and then
-    /// released, before the next consumer-side call of this consumer.
-    unsafe fn front(&self) -> Result<Self::Front, PopError>;
+    /// The consumer contract of [`Storage::try_pop`]; every front must be
+    /// taken once and then released, with the same cursor, before the next
+    /// `front` with that cursor.
+    unsafe fn front(&self, cursor: &mut Self::Cursor) -> Result<Self::Front, PopError>;
 
     /// Moves the value out of `front`.
     ///
@@ -164,17 +184,17 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     ///
     /// # Safety
     ///
-    /// `front` came from [`Storage::front`] of this storage and was taken
-    /// from exactly once.
-    unsafe fn release_front(&self, front: Self::Front);
+    /// `front` came from [`Storage::front`] of this storage with `cursor`
+    /// and was taken from exactly once.
+    unsafe fn release_front(&self, cursor: &mut Self::Cursor, front: Self::Front);
 
-    /// The next value, left in place.
+    /// The next value, left in place, for as long as `cursor` is not used
+    /// again.
     ///
     /// # Safety
     ///
-    /// Single consumer only; the reference must not outlive the next
-    /// consumer-side call.
-    unsafe fn peek(&self) -> Option<&Self::Item>;
+    /// Single consumer, with the consumer contract of [`Storage::try_pop`].
+    unsafe fn peek<'a>(&'a self, cursor: &'a mut Self::Cursor) -> Option<&'a Self::Item>;
 
     /// Freezes the boundary: every push that completed before stays
     /// poppable, every later push fails. True if this call closed it.
@@ -221,9 +241,9 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     ///
     /// # Safety
     ///
-    /// Single-consumer contract of [`Storage::try_pop`].
-    unsafe fn after_pop(&self, waiting: impl Fn() -> bool) {
-        let _ = waiting;
+    /// The consumer contract of [`Storage::try_pop`].
+    unsafe fn after_pop(&self, cursor: &mut Self::Cursor, waiting: impl Fn() -> bool) {
+        let _ = (cursor, waiting);
     }
 
     /// No value is stored.

@@ -42,10 +42,12 @@ fn send<S: Storage>(chan: &Chan<S>, value: S::Item) {
     assert!(sent.is_ok(), "closed unexpectedly");
 }
 
-/// Receives through the blocking API (which parks while empty).
-fn recv<S: Storage>(chan: &Chan<S>) -> S::Item {
-    // SAFETY: one consumer thread where consumers are single.
-    match unsafe { chan.recv_blocking(None) } {
+/// Receives through the blocking API (which parks while empty), with the
+/// consumer's `cursor`.
+fn recv<S: Storage>(chan: &Chan<S>, cursor: &mut S::Cursor) -> S::Item {
+    // SAFETY: one consumer thread, with the channel's one cursor, where
+    // consumers are single.
+    match unsafe { chan.recv_blocking(cursor, None) } {
         Ok(value) => value,
         Err(error) => panic!("closed unexpectedly: {error}"),
     }
@@ -55,13 +57,14 @@ fn recv<S: Storage>(chan: &Chan<S>) -> S::Item {
 fn ring_claims_and_publishes_every_value_once_at_capacity_1_with_two_producers() {
     loom::model(|| {
         let chan = Chan::<Ring<u32, 1, Many, One>>::new();
+        let mut cursor = chan.cursor();
         let producers: Vec<_> = (0..2)
             .map(|id| {
                 let chan = chan.clone();
                 thread::spawn(move || send(&chan, id))
             })
             .collect();
-        let mut got = vec![recv(&chan), recv(&chan)];
+        let mut got = vec![recv(&chan, &mut cursor), recv(&chan, &mut cursor)];
         for producer in producers {
             producer.join().unwrap();
         }
@@ -74,6 +77,7 @@ fn ring_claims_and_publishes_every_value_once_at_capacity_1_with_two_producers()
 fn ring_keeps_each_producers_order_at_capacity_2() {
     loom::model(|| {
         let chan = Chan::<Ring<(u32, u32), 2, Many, One>>::new();
+        let mut cursor = chan.cursor();
         chan.try_send((0, 0)).unwrap();
         let producer = {
             let chan = chan.clone();
@@ -82,7 +86,7 @@ fn ring_keeps_each_producers_order_at_capacity_2() {
                 send(&chan, (1, 1));
             })
         };
-        let got: Vec<_> = (0..3).map(|_| recv(&chan)).collect();
+        let got: Vec<_> = (0..3).map(|_| recv(&chan, &mut cursor)).collect();
         producer.join().unwrap();
         let ones: Vec<u32> = got
             .iter()
@@ -97,14 +101,19 @@ fn ring_keeps_each_producers_order_at_capacity_2() {
 fn ring_with_two_consumers_delivers_each_value_to_exactly_one() {
     loom::model(|| {
         let chan = Chan::<Ring<u32, 2, Many, Many>>::new();
+        #[allow(
+            clippy::let_unit_value,
+            reason = "many consumers' cursor is `()`; named as in every other model"
+        )]
+        let mut cursor = chan.cursor();
         chan.add_receiver();
         let consumer = {
             let chan = chan.clone();
-            thread::spawn(move || recv(&chan))
+            thread::spawn(move || recv(&chan, &mut cursor))
         };
         chan.try_send(1).unwrap();
         chan.try_send(2).unwrap();
-        let mine = recv(&chan);
+        let mine = recv(&chan, &mut cursor);
         let theirs = consumer.join().unwrap();
         let mut all = [mine, theirs];
         all.sort_unstable();
@@ -116,6 +125,7 @@ fn ring_with_two_consumers_delivers_each_value_to_exactly_one() {
 fn spsc_ring_hands_values_over_in_order() {
     loom::model(|| {
         let chan = Chan::<Ring<u32, 1, One, One>>::new();
+        let mut cursor = chan.cursor();
         let producer = {
             let chan = chan.clone();
             thread::spawn(move || {
@@ -123,7 +133,7 @@ fn spsc_ring_hands_values_over_in_order() {
                 send(&chan, 2);
             })
         };
-        assert_eq!([recv(&chan), recv(&chan)], [1, 2]);
+        assert_eq!([recv(&chan, &mut cursor), recv(&chan, &mut cursor)], [1, 2]);
         producer.join().unwrap();
     });
 }
@@ -132,6 +142,7 @@ fn spsc_ring_hands_values_over_in_order() {
 fn list_crosses_block_boundaries_without_losing_order() {
     loom::model(|| {
         let chan = Chan::<List<(u32, u32), Many, One>>::new();
+        let mut cursor = chan.cursor();
         let producer = {
             let chan = chan.clone();
             thread::spawn(move || {
@@ -140,7 +151,7 @@ fn list_crosses_block_boundaries_without_losing_order() {
             })
         };
         send(&chan, (0, 0));
-        let got: Vec<_> = (0..3).map(|_| recv(&chan)).collect();
+        let got: Vec<_> = (0..3).map(|_| recv(&chan, &mut cursor)).collect();
         producer.join().unwrap();
         let ones: Vec<u32> = got
             .iter()
@@ -155,6 +166,7 @@ fn list_crosses_block_boundaries_without_losing_order() {
 fn spsc_list_recycles_blocks_while_the_producer_runs_ahead() {
     loom::model(|| {
         let chan = Chan::<List<u32, One, One>>::new();
+        let mut cursor = chan.cursor();
         let producer = {
             let chan = chan.clone();
             thread::spawn(move || {
@@ -163,7 +175,7 @@ fn spsc_list_recycles_blocks_while_the_producer_runs_ahead() {
                 }
             })
         };
-        let got: Vec<u32> = (0..5).map(|_| recv(&chan)).collect();
+        let got: Vec<u32> = (0..5).map(|_| recv(&chan, &mut cursor)).collect();
         assert_eq!(got, [0, 1, 2, 3, 4]);
         producer.join().unwrap();
     });
@@ -173,15 +185,20 @@ fn spsc_list_recycles_blocks_while_the_producer_runs_ahead() {
 fn mpmc_list_retires_a_block_only_after_every_slot_is_read() {
     loom::model(|| {
         let chan = Chan::<List<u32, Many, Many>>::new();
+        #[allow(
+            clippy::let_unit_value,
+            reason = "many consumers' cursor is `()`; named as in every other model"
+        )]
+        let mut cursor = chan.cursor();
         chan.add_receiver();
         let consumer = {
             let chan = chan.clone();
-            thread::spawn(move || [recv(&chan), recv(&chan)])
+            thread::spawn(move || [recv(&chan, &mut cursor), recv(&chan, &mut cursor)])
         };
         for i in 0..3 {
             chan.try_send(i).unwrap();
         }
-        let mine = recv(&chan);
+        let mine = recv(&chan, &mut cursor);
         let [a, b] = consumer.join().unwrap();
         let mut all = [mine, a, b];
         all.sort_unstable();
@@ -193,23 +210,25 @@ fn mpmc_list_retires_a_block_only_after_every_slot_is_read() {
 fn a_parked_receiver_is_woken_by_a_send_on_each_producer_arity() {
     loom::model(|| {
         let chan = Chan::<Ring<u32, 1, One, One>>::new();
+        let mut cursor = chan.cursor();
         let producer = {
             let chan = chan.clone();
             // SAFETY: the only producer.
             thread::spawn(move || unsafe { chan.try_send_unchecked(7) }.unwrap())
         };
         // SAFETY: the only consumer.
-        assert_eq!(unsafe { chan.recv_blocking(None) }, Ok(7));
+        assert_eq!(unsafe { chan.recv_blocking(&mut cursor, None) }, Ok(7));
         producer.join().unwrap();
     });
     loom::model(|| {
         let chan = Chan::<Ring<u32, 2, Many, One>>::new();
+        let mut cursor = chan.cursor();
         let producer = {
             let chan = chan.clone();
             thread::spawn(move || chan.try_send(7).unwrap())
         };
         // SAFETY: the only consumer.
-        assert_eq!(unsafe { chan.recv_blocking(None) }, Ok(7));
+        assert_eq!(unsafe { chan.recv_blocking(&mut cursor, None) }, Ok(7));
         producer.join().unwrap();
     });
 }
@@ -228,13 +247,14 @@ where
     assert!(S::NOTIFIES_BUSY);
     loom::model(|| {
         let chan = Chan::<S>::new();
+        let mut cursor = chan.cursor();
         let producers: Vec<_> = (0..2)
             .map(|i| {
                 let chan = chan.clone();
                 thread::spawn(move || chan.try_send(Large([i; 17])).unwrap())
             })
             .collect();
-        let mut got = [recv(&chan).0[0], recv(&chan).0[0]];
+        let mut got = [recv(&chan, &mut cursor).0[0], recv(&chan, &mut cursor).0[0]];
         got.sort_unstable();
         assert_eq!(got, [0, 1]);
         for producer in producers {
@@ -257,12 +277,13 @@ fn a_receiver_asleep_on_a_large_value_being_written_is_woken_list() {
 fn a_parked_receiver_of_an_unbounded_channel_is_woken() {
     loom::model(|| {
         let chan = Chan::<List<u32, Many, One>>::new();
+        let mut cursor = chan.cursor();
         let producer = {
             let chan = chan.clone();
             thread::spawn(move || chan.try_send(7).unwrap())
         };
         // SAFETY: the only consumer.
-        assert_eq!(unsafe { chan.recv_blocking(None) }, Ok(7));
+        assert_eq!(unsafe { chan.recv_blocking(&mut cursor, None) }, Ok(7));
         producer.join().unwrap();
     });
 }
@@ -271,13 +292,14 @@ fn a_parked_receiver_of_an_unbounded_channel_is_woken() {
 fn a_parked_single_sender_is_woken_when_a_slot_frees() {
     loom::model(|| {
         let chan = Chan::<Ring<u32, 1, One, One>>::new();
+        let mut cursor = chan.cursor();
         let consumer = {
             let chan = chan.clone();
             thread::spawn(move || {
                 // SAFETY: the only consumer.
-                let first = unsafe { chan.recv_blocking(None) };
+                let first = unsafe { chan.recv_blocking(&mut cursor, None) };
                 // SAFETY: as above.
-                let second = unsafe { chan.recv_blocking(None) };
+                let second = unsafe { chan.recv_blocking(&mut cursor, None) };
                 (first, second)
             })
         };
@@ -294,6 +316,7 @@ fn a_parked_single_sender_is_woken_when_a_slot_frees() {
 fn parked_senders_are_granted_freed_slots() {
     loom::model(|| {
         let chan = Chan::<Ring<u32, 1, Many, One>>::new();
+        let mut cursor = chan.cursor();
         chan.try_send(0).unwrap();
         let senders: Vec<_> = (1..3)
             .map(|v| {
@@ -305,7 +328,7 @@ fn parked_senders_are_granted_freed_slots() {
         let mut got = Vec::new();
         for _ in 0..3 {
             // SAFETY: the only consumer.
-            got.push(unsafe { chan.recv_blocking(None) }.unwrap());
+            got.push(unsafe { chan.recv_blocking(&mut cursor, None) }.unwrap());
         }
         for sender in senders {
             sender.join().unwrap();
@@ -319,6 +342,7 @@ fn parked_senders_are_granted_freed_slots() {
 fn a_cancelled_send_passes_on_the_slot_it_was_granted() {
     loom::model(|| {
         let chan = Chan::<Ring<u32, 1, Many, One>>::new();
+        let mut cursor = chan.cursor();
         chan.try_send(0).unwrap();
         let canceller = {
             let chan = chan.clone();
@@ -337,12 +361,12 @@ fn a_cancelled_send_passes_on_the_slot_it_was_granted() {
             thread::spawn(move || unsafe { chan.send_blocking(2, None) }.unwrap())
         };
         // SAFETY: the only consumer.
-        let mut got = vec![unsafe { chan.recv_blocking(None) }.unwrap()];
+        let mut got = vec![unsafe { chan.recv_blocking(&mut cursor, None) }.unwrap()];
         let sent_by_canceller = canceller.join().unwrap();
         let expected = if sent_by_canceller { 3 } else { 2 };
         while got.len() < expected {
             // SAFETY: the only consumer.
-            got.push(unsafe { chan.recv_blocking(None) }.unwrap());
+            got.push(unsafe { chan.recv_blocking(&mut cursor, None) }.unwrap());
         }
         waiter.join().unwrap();
         got.sort_unstable();
@@ -362,6 +386,7 @@ fn a_cancelled_send_passes_on_the_slot_it_was_granted() {
 fn single_producer_pushes_through_units_from_two_threads_each_land_once() {
     loom::model(|| {
         let chan = Chan::<Ring<u32, 2, One, One>>::new();
+        let mut cursor = chan.cursor();
         // SAFETY: this thread is the only producer, and from here on only
         // pushes through units run on the producer side.
         unsafe { chan.try_reserve(2) }.unwrap();
@@ -373,7 +398,7 @@ fn single_producer_pushes_through_units_from_two_threads_each_land_once() {
                 thread::spawn(move || unsafe { chan.push_reserved(value) }.unwrap())
             })
             .collect();
-        let mut got = [recv(&chan), recv(&chan)];
+        let mut got = [recv(&chan, &mut cursor), recv(&chan, &mut cursor)];
         for pusher in pushers {
             pusher.join().unwrap();
         }
@@ -387,6 +412,7 @@ fn single_producer_pushes_through_units_from_two_threads_each_land_once() {
 fn a_permit_dropped_while_a_sender_waits_wakes_it() {
     loom::model(|| {
         let chan = Chan::<Ring<u32, 1, Many, One>>::new();
+        let mut cursor = chan.cursor();
         // SAFETY: many producers.
         unsafe { chan.try_reserve(1) }.unwrap();
         let waiter = {
@@ -398,7 +424,7 @@ fn a_permit_dropped_while_a_sender_waits_wakes_it() {
         // SAFETY: the unit reserved above.
         unsafe { chan.return_units(1) };
         // SAFETY: the only consumer.
-        assert_eq!(unsafe { chan.recv_blocking(None) }, Ok(5));
+        assert_eq!(unsafe { chan.recv_blocking(&mut cursor, None) }, Ok(5));
         waiter.join().unwrap();
         assert_eq!(chan.storage().reserved(), 0);
     });
@@ -408,6 +434,7 @@ fn a_permit_dropped_while_a_sender_waits_wakes_it() {
 fn a_granted_reservation_races_with_a_receive_and_a_cancel() {
     loom::model(|| {
         let chan = Chan::<Ring<u32, 1, Many, One>>::new();
+        let mut cursor = chan.cursor();
         chan.try_send(0).unwrap();
         let reserver = {
             let chan = chan.clone();
@@ -419,7 +446,7 @@ fn a_granted_reservation_races_with_a_receive_and_a_cancel() {
             })
         };
         // SAFETY: the only consumer.
-        assert_eq!(unsafe { chan.recv_blocking(None) }, Ok(0));
+        assert_eq!(unsafe { chan.recv_blocking(&mut cursor, None) }, Ok(0));
         let holds_unit = reserver.join().unwrap();
         if holds_unit {
             // The reservation completed: its unit is ours to give back.
@@ -481,6 +508,7 @@ fn a_granted_waiter_takes_its_units_without_the_lock() {
 fn a_waiting_reservation_races_with_the_last_receiver_dropping() {
     loom::model(|| {
         let chan = Chan::<Ring<u32, 1, Many, One>>::new();
+        let mut cursor = chan.cursor();
         chan.try_send(0).unwrap();
         let reserver = {
             let chan = chan.clone();
@@ -499,7 +527,7 @@ fn a_waiting_reservation_races_with_the_last_receiver_dropping() {
         // The receiver takes the queued value, which may grant its slot to
         // the waiting reservation, and goes away.
         // SAFETY: the only consumer.
-        assert_eq!(unsafe { chan.try_recv() }.ok(), Some(0));
+        assert_eq!(unsafe { chan.try_recv(&mut cursor) }.ok(), Some(0));
         // SAFETY: the only consumer, going away.
         unsafe { chan.drop_receiver() };
         // The reservation wakes (it cannot wait forever): either it sent
@@ -515,6 +543,7 @@ fn a_waiting_reservation_races_with_the_last_receiver_dropping() {
 fn close_racing_with_send<S: Storage<Item = u32> + Send + Sync + 'static>() {
     loom::model(|| {
         let chan = Chan::<S>::new();
+        let mut cursor = chan.cursor();
         let producer = {
             let chan = chan.clone();
             // SAFETY: the only producer thread.
@@ -528,7 +557,7 @@ fn close_racing_with_send<S: Storage<Item = u32> + Send + Sync + 'static>() {
         let mut got = Vec::new();
         // SAFETY: the only consumer. (Parking, not spinning: a spin loop
         // would make loom explore every unproductive retry.)
-        while let Ok(v) = unsafe { chan.recv_blocking(None) } {
+        while let Ok(v) = unsafe { chan.recv_blocking(&mut cursor, None) } {
             got.push(v);
         }
         let accepted = producer.join().unwrap();
@@ -593,15 +622,16 @@ fn dropping_the_last_receiver_drops_queued_values_exactly_once() {
 fn a_timed_out_receive_leaves_no_registration_behind() {
     loom::model(|| {
         let chan = Chan::<Ring<u32, 1, One, One>>::new();
+        let mut cursor = chan.cursor();
         // A deadline in the past: the receive gives up after one attempt.
         let past = std::time::Instant::now();
         // SAFETY: the only consumer.
-        let received = unsafe { chan.recv_blocking(Some(past)) };
+        let received = unsafe { chan.recv_blocking(&mut cursor, Some(past)) };
         assert_eq!(received, Err(RecvTimeoutError::Timeout));
         // SAFETY: the only producer.
         unsafe { chan.try_send_unchecked(1) }.unwrap();
         // SAFETY: the only consumer.
-        assert_eq!(unsafe { chan.try_recv() }, Ok(1));
+        assert_eq!(unsafe { chan.try_recv(&mut cursor) }, Ok(1));
     });
 }
 
@@ -609,19 +639,24 @@ fn a_timed_out_receive_leaves_no_registration_behind() {
 fn a_waiting_sender_wakes_a_receiver_a_forgotten_recv_future_left_asleep() {
     loom::model(|| {
         let chan = Chan::<Ring<u32, 1, Many, Many>>::new();
+        #[allow(
+            clippy::let_unit_value,
+            reason = "many consumers' cursor is `()`; named as in every other model"
+        )]
+        let mut cursor = chan.cursor();
         {
             // A receive registered first and then forgotten: it keeps its
             // place at the front of the receivers' wait list, and the
             // notification it is given wakes nobody.
             // SAFETY: many consumers.
-            let mut forgotten = Box::pin(unsafe { Recv::new(&*chan) });
+            let mut forgotten = Box::pin(unsafe { Recv::new(&*chan, &mut cursor) });
             let mut cx = Context::from_waker(Waker::noop());
             assert!(forgotten.as_mut().poll(&mut cx).is_pending());
             std::mem::forget(forgotten);
         }
         let receiver = {
             let chan = chan.clone();
-            thread::spawn(move || recv(&chan))
+            thread::spawn(move || recv(&chan, &mut cursor))
         };
         // The first send's notification may go to the forgotten future; at
         // capacity 1 the second then waits for room, and only a receive
@@ -630,7 +665,7 @@ fn a_waiting_sender_wakes_a_receiver_a_forgotten_recv_future_left_asleep() {
         send(&chan, 2);
         assert_eq!(receiver.join().unwrap(), 1);
         // SAFETY: a consumer, the other one has finished.
-        assert_eq!(unsafe { chan.try_recv() }, Ok(2));
+        assert_eq!(unsafe { chan.try_recv(&mut cursor) }, Ok(2));
     });
 }
 
@@ -638,19 +673,24 @@ fn a_waiting_sender_wakes_a_receiver_a_forgotten_recv_future_left_asleep() {
 fn a_parked_receiver_is_woken_by_the_one_send_a_forgotten_recv_future_was_notified_of() {
     loom::model(|| {
         let chan = Chan::<List<u32, Many, Many>>::new();
+        #[allow(
+            clippy::let_unit_value,
+            reason = "many consumers' cursor is `()`; named as in every other model"
+        )]
+        let mut cursor = chan.cursor();
         {
             // A receive registered first and then forgotten: it stays at the
             // front of the receivers' wait list and never comes back for
             // the notification it is handed.
             // SAFETY: many consumers.
-            let mut forgotten = Box::pin(unsafe { Recv::new(&*chan) });
+            let mut forgotten = Box::pin(unsafe { Recv::new(&*chan, &mut cursor) });
             let mut cx = Context::from_waker(Waker::noop());
             assert!(forgotten.as_mut().poll(&mut cx).is_pending());
             std::mem::forget(forgotten);
         }
         let receiver = {
             let chan = chan.clone();
-            thread::spawn(move || recv(&chan))
+            thread::spawn(move || recv(&chan, &mut cursor))
         };
         // One send, and nothing after it: only the check wake that comes
         // with a notification to a future reaches the parked receiver.
@@ -671,10 +711,11 @@ fn a_thread_parked_on_two_receives_is_woken_by_either_and_takes_exactly_one() {
         let selector = {
             let (a, b) = (a.clone(), b.clone());
             thread::spawn(move || {
+                let (mut cursor_a, mut cursor_b) = (a.cursor(), b.cursor());
                 // SAFETY: many consumers.
-                let mut recv_a = pin!(unsafe { Recv::new(&*a) });
+                let mut recv_a = pin!(unsafe { Recv::new(&*a, &mut cursor_a) });
                 // SAFETY: many consumers.
-                let mut recv_b = pin!(unsafe { Recv::new(&*b) });
+                let mut recv_b = pin!(unsafe { Recv::new(&*b, &mut cursor_b) });
                 let chosen = pin!(std::future::poll_fn(|cx| {
                     if let Poll::Ready(got) = recv_a.as_mut().poll(cx) {
                         return Poll::Ready(('a', got));
@@ -693,11 +734,11 @@ fn a_thread_parked_on_two_receives_is_woken_by_either_and_takes_exactly_one() {
         let left = if which == 'a' {
             assert_eq!(got, Ok(1));
             // SAFETY: many consumers; the selector has finished.
-            unsafe { b.try_recv() }
+            unsafe { b.try_recv(&mut b.cursor()) }
         } else {
             assert_eq!(got, Ok(2));
             // SAFETY: as above.
-            unsafe { a.try_recv() }
+            unsafe { a.try_recv(&mut a.cursor()) }
         };
         assert!(left.is_ok(), "the receive not chosen took nothing");
     });

@@ -4,6 +4,7 @@
 
 use std::fmt;
 use std::pin::Pin;
+use std::ptr::NonNull;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
@@ -16,8 +17,10 @@ use crate::storage::Storage;
 
 /// The one consumer of a channel, made by [`channel`](super::channel).
 ///
-/// Not `Clone`; every operation that moves a value borrows it mutably, so no
-/// two consumer-side operations ever overlap. A channel with [`Many`]
+/// Not `Clone`; it owns the consumer's cursor ([`Storage::Cursor`]: its
+/// position and caches), and every operation that moves a value borrows it
+/// mutably, so no two consumer-side operations ever overlap. A channel with
+/// [`Many`]
 /// consumers turns it into cloneable [`SharedConsumer`]s with
 /// [`Consumer::into_shared`]. Dropping the last consumer closes the channel
 /// and drops the values still queued.
@@ -36,6 +39,11 @@ use crate::storage::Storage;
 /// ```
 pub struct Consumer<S: Storage> {
     chan: Arc<Chan<S>>,
+    /// # Safety
+    ///
+    /// The channel's one cursor: made with the channel, never given out
+    /// except borrowed in a [`ConsumerRef`].
+    cursor: S::Cursor,
     wait: PollWait<S>,
 }
 
@@ -106,9 +114,31 @@ pub struct WeakConsumer<S: Storage<Receivers = Many>> {
 pub struct ConsumerRef<'a, S: Storage> {
     /// # Safety
     ///
-    /// The consumer-side contract of [`Chan`] holds for `'a`: on a
-    /// single-consumer channel this is the only consumer-side access.
+    /// The consumer contract of [`Chan`] holds for `cursor`: on a
+    /// single-consumer channel it is the channel's one cursor.
     chan: &'a Chan<S>,
+    cursor: &'a mut S::Cursor,
+}
+
+/// A cursor for one of many consumers, made from nothing for each act: with
+/// many consumers the cursor is zero-sized and holds nothing (the
+/// [`Storage`] contract), so a reference to one needs no value behind it.
+#[inline(always)]
+#[allow(
+    clippy::inline_always,
+    reason = "a reference conversion on every receive's ready path"
+)]
+fn shared_cursor<'a, S: Storage<Receivers = Many>>() -> &'a mut S::Cursor {
+    const {
+        assert!(
+            size_of::<S::Cursor>() == 0,
+            "the cursor of many consumers holds nothing"
+        );
+    }
+    // SAFETY: the cursor type is zero-sized (asserted above) and holds
+    // nothing (the `Storage` contract for many consumers), so a dangling,
+    // aligned pointer is a valid, unique reference to one.
+    unsafe { NonNull::dangling().as_mut() }
 }
 
 /// The waiter node a consumer keeps between calls of `poll_recv`, which has
@@ -129,8 +159,10 @@ impl<S: Storage> PollWait<S> {
 }
 
 impl<S: Storage> Consumer<S> {
+    /// The consumer of the new channel `chan`, with its one cursor.
     pub(super) fn new(chan: Arc<Chan<S>>) -> Self {
         Self {
+            cursor: chan.cursor(),
             chan,
             wait: PollWait::new(),
         }
@@ -144,8 +176,9 @@ impl<S: Storage> Consumer<S> {
     )]
     #[must_use]
     pub fn by_ref(&mut self) -> ConsumerRef<'_, S> {
-        // SAFETY: the one consumer, borrowed mutably for `'_`.
-        unsafe { ConsumerRef::new(&self.chan) }
+        // SAFETY: the channel's one cursor (field `cursor`), borrowed
+        // mutably for `'_`.
+        unsafe { ConsumerRef::new(&self.chan, &mut self.cursor) }
     }
 
     /// The channel, for queries.
@@ -173,9 +206,9 @@ impl<S: Storage> Consumer<S> {
     /// [`RecvError`] once the channel is closed and drained.
     #[inline]
     pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Result<S::Item, RecvError>> {
-        // SAFETY: `&mut self` on the one consumer; the node is this
-        // consumer's.
-        unsafe { self.wait.poll(&self.chan, cx) }
+        // SAFETY: the channel's one cursor (field `cursor`); the node is
+        // this consumer's.
+        unsafe { self.wait.poll(&self.chan, &mut self.cursor, cx) }
     }
 
     /// Withdraws the registration a pending [`Consumer::poll_recv`] left,
@@ -191,9 +224,9 @@ impl<S: Storage<Receivers = One>> Consumer<S> {
     /// The next value, left in place, if one is ready.
     #[must_use]
     pub fn peek(&mut self) -> Option<&S::Item> {
-        // SAFETY: the one consumer, borrowed mutably for as long as the
-        // reference lives, so no consumer-side call comes before it is gone.
-        unsafe { self.chan.storage().peek() }
+        // SAFETY: the one consumer, with the channel's one cursor (field
+        // `cursor`), borrowed for as long as the reference lives.
+        unsafe { self.chan.storage().peek(&mut self.cursor) }
     }
 }
 
@@ -241,8 +274,8 @@ impl<S: Storage<Receivers = Many>> SharedConsumer<S> {
     #[must_use]
     pub fn by_ref(&self) -> ConsumerRef<'_, S> {
         // SAFETY: many consumers may act at once; the contract binds only a
-        // single consumer.
-        unsafe { ConsumerRef::new(&self.chan) }
+        // single consumer's cursor.
+        unsafe { ConsumerRef::new(&self.chan, shared_cursor::<S>()) }
     }
 
     /// The channel, for queries.
@@ -269,7 +302,7 @@ impl<S: Storage<Receivers = Many>> SharedConsumer<S> {
     #[inline]
     pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Result<S::Item, RecvError>> {
         // SAFETY: many consumers may act at once; the node is this clone's.
-        unsafe { self.wait.poll(&self.chan, cx) }
+        unsafe { self.wait.poll(&self.chan, shared_cursor::<S>(), cx) }
     }
 
     /// As [`Consumer::stop_waiting`].
@@ -316,8 +349,8 @@ struct DropReceiver<'a, S: Storage>(&'a Chan<S>);
 
 impl<S: Storage> Drop for DropReceiver<'_, S> {
     fn drop(&mut self) {
-        // SAFETY: made only in the `Drop` of a consumer, which is then the
-        // only consumer-side access on a single-consumer channel.
+        // SAFETY: made only in the `Drop` of a consumer, which goes away
+        // with its cursor.
         unsafe { self.0.drop_receiver() };
     }
 }
@@ -366,14 +399,14 @@ impl<S: Storage<Receivers = Many>> fmt::Debug for WeakConsumer<S> {
 impl<'a, S: Storage> ConsumerRef<'a, S> {
     /// # Safety
     ///
-    /// The consumer-side contract of [`Chan`] holds for `'a` (field `chan`).
+    /// The consumer contract of [`Chan`] holds for `cursor` (field `chan`).
     #[inline(always)]
     #[allow(
         clippy::inline_always,
         reason = "a reference conversion on every receive's ready path"
     )]
-    unsafe fn new(chan: &'a Chan<S>) -> Self {
-        Self { chan }
+    unsafe fn new(chan: &'a Chan<S>, cursor: &'a mut S::Cursor) -> Self {
+        Self { chan, cursor }
     }
 
     /// A shorter right, for an operation whose result outlives the call.
@@ -384,9 +417,9 @@ impl<'a, S: Storage> ConsumerRef<'a, S> {
     )]
     #[must_use]
     pub fn reborrow(&mut self) -> ConsumerRef<'_, S> {
-        // SAFETY: `self` is borrowed mutably for `'_`, so the contract passes
-        // to the new right and this one is unused meanwhile.
-        unsafe { ConsumerRef::new(self.chan) }
+        // SAFETY: the same cursor, reborrowed, so the contract passes to the
+        // new right and this one is unused meanwhile.
+        unsafe { ConsumerRef::new(self.chan, self.cursor) }
     }
 
     /// The channel, for queries.
@@ -408,8 +441,8 @@ impl<'a, S: Storage> ConsumerRef<'a, S> {
         reason = "every try receive's ready path; out of line it costs a call per message"
     )]
     pub fn try_recv(&mut self) -> Result<S::Item, TryRecvError> {
-        // SAFETY: the consumer-side contract (field `chan`).
-        unsafe { self.chan.try_recv() }
+        // SAFETY: the consumer contract (field `chan`).
+        unsafe { self.chan.try_recv(self.cursor) }
     }
 
     /// Receives a value, parking the thread while the channel is empty,
@@ -429,8 +462,8 @@ impl<'a, S: Storage> ConsumerRef<'a, S> {
         &mut self,
         deadline: Option<Instant>,
     ) -> Result<S::Item, RecvTimeoutError> {
-        // SAFETY: the consumer-side contract (field `chan`).
-        unsafe { self.chan.recv_blocking(deadline) }
+        // SAFETY: the consumer contract (field `chan`).
+        unsafe { self.chan.recv_blocking(self.cursor, deadline) }
     }
 
     /// Appends up to `limit` values that are ready to `buf`; returns how
@@ -452,23 +485,19 @@ impl<'a, S: Storage> ConsumerRef<'a, S> {
     /// A future that receives one value, waiting for one.
     #[must_use = "futures do nothing unless polled"]
     #[inline]
-    pub fn recv(self) -> Recv<S, &'a Chan<S>> {
+    pub fn recv(self) -> Recv<'a, S> {
         // SAFETY: the future takes this right, and with it the contract, for
         // its life (`'a`).
-        unsafe { Recv::new(self.chan) }
+        unsafe { Recv::new(self.chan, self.cursor) }
     }
 
     /// A future that waits for one value, then appends it and up to
     /// `limit - 1` more that are ready to `buf`; resolves to how many.
     #[must_use = "futures do nothing unless polled"]
     #[inline]
-    pub fn recv_many<'b>(
-        self,
-        buf: &'b mut Vec<S::Item>,
-        limit: usize,
-    ) -> RecvMany<'b, S, &'a Chan<S>> {
+    pub fn recv_many<'b>(self, buf: &'b mut Vec<S::Item>, limit: usize) -> RecvMany<'a, 'b, S> {
         // SAFETY: as in `recv`.
-        unsafe { RecvMany::new(self.chan, buf, limit) }
+        unsafe { RecvMany::new(self.chan, self.cursor, buf, limit) }
     }
 }
 
@@ -491,19 +520,20 @@ impl<S: Storage> PollWait<S> {
 
     /// # Safety
     ///
-    /// The consumer-side contract of `chan` holds for the call; this wait
-    /// state is used with `chan` only.
+    /// The consumer contract of `chan` holds for `cursor`; this wait state
+    /// is used with `chan` only.
     #[inline(always)]
     #[allow(clippy::inline_always, reason = "the ready path of every `poll_recv`")]
     unsafe fn poll(
         &mut self,
         chan: &Chan<S>,
+        cursor: &mut S::Cursor,
         cx: &mut Context<'_>,
     ) -> Poll<Result<S::Item, RecvError>> {
         let (node, registered) = self.parts();
         // SAFETY: the caller's contract; the node is pinned in its box, only
         // used with `chan`, and withdrawn by the consumer's `Drop`.
-        unsafe { chan.poll_recv(node, registered, cx) }
+        unsafe { chan.poll_recv(cursor, node, registered, cx) }
     }
 
     /// # Safety

@@ -1,15 +1,16 @@
 //! Endpoints: the only safe way to move values through a [`Chan`].
 //!
-//! [`Chan`]'s value-moving methods are `unsafe`: on a side with one
-//! endpoint, the caller promises that no other call on that side runs at the
-//! same time, and a sender promises to return only capacity it holds. The
-//! types here carry those promises, so code built on them (the `asyncband`
-//! facade) needs no `unsafe`:
+//! [`Chan`]'s value-moving methods are `unsafe`: a single producer promises
+//! that no other producer-side call runs at the same time, a single
+//! consumer that the cursor it passes is the channel's one cursor, and a
+//! sender that it returns only capacity it holds. The types here carry
+//! those promises, so code built on them (the `asyncband` facade) needs no
+//! `unsafe`:
 //!
 //! | side | single endpoint | many endpoints |
 //! | --- | --- | --- |
 //! | producer | [`Producer`]: not `Clone`, moves values through `&mut self` | [`SharedProducer`]: `Clone`, moves values through `&self` |
-//! | consumer | [`Consumer`]: not `Clone`, moves values through `&mut self` | [`SharedConsumer`]: `Clone`, moves values through `&self` |
+//! | consumer | [`Consumer`]: not `Clone`, owns the channel's one cursor and moves values through `&mut self` | [`SharedConsumer`]: `Clone`, moves values through `&self` (its cursor holds nothing) |
 //!
 //! [`channel`] makes the one producer and the one consumer of a new
 //! channel; [`Producer::into_shared`] and [`Consumer::into_shared`] turn a

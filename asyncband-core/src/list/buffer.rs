@@ -261,9 +261,14 @@ pub trait Tail<T>: Sized {
 pub trait Head<T, Tx: Tail<T>>: Sized {
     /// The consumer arity.
     type Receivers: Arity;
+    /// A consumer's own state ([`Storage::Cursor`]).
+    type Cursor: std::fmt::Debug + Unpin;
 
     /// An end whose next value is in the first slot of `first`.
     fn new(first: *mut Block<T, Tx::Stamp>) -> Self;
+
+    /// [`Storage::cursor`].
+    fn cursor(&self) -> Self::Cursor;
 
     /// [`Storage::front`], against the producers' end `tail`.
     ///
@@ -274,7 +279,11 @@ pub trait Head<T, Tx: Tail<T>>: Sized {
     /// # Safety
     ///
     /// As for [`Storage::front`].
-    unsafe fn front(&self, tail: &Tx) -> Result<ListFront<T, Tx::Stamp>, PopError>;
+    unsafe fn front(
+        &self,
+        cursor: &mut Self::Cursor,
+        tail: &Tx,
+    ) -> Result<ListFront<T, Tx::Stamp>, PopError>;
 
     /// [`Storage::take_front`].
     ///
@@ -288,14 +297,19 @@ pub trait Head<T, Tx: Tail<T>>: Sized {
     /// # Safety
     ///
     /// As for [`Storage::release_front`].
-    unsafe fn release_front(&self, pool: &Pool<T, Tx::Stamp>, front: ListFront<T, Tx::Stamp>);
+    unsafe fn release_front(
+        &self,
+        cursor: &mut Self::Cursor,
+        pool: &Pool<T, Tx::Stamp>,
+        front: ListFront<T, Tx::Stamp>,
+    );
 
     /// [`Storage::peek`], against the producers' end `tail`.
     ///
     /// # Safety
     ///
     /// As for [`Storage::peek`].
-    unsafe fn peek<'a>(&'a self, tail: &Tx) -> Option<&'a T>;
+    unsafe fn peek<'a>(&'a self, cursor: &'a mut Self::Cursor, tail: &Tx) -> Option<&'a T>;
 
     /// The index of the next value to pop (a `SeqCst` load).
     fn index(&self) -> u64;

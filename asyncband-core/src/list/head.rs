@@ -1,13 +1,14 @@
 //! The consumers' end of a list, one type per consumer arity: [`OneHead`]
-//! owns its index and checks each value before it takes it; [`ManyHead`] is
-//! a claim word that consumers take turns on. How a single consumer sees a
+//! publishes the index that its consumer's cursor ([`OneHeadCursor`]) owns,
+//! and the consumer checks each value before it takes it; [`ManyHead`] is a
+//! claim word that consumers take turns on. How a single consumer sees a
 //! value published depends on the producers' end it reads: [`Watch`] says
 //! it once for each.
 
 use crate::arity::{Many, One};
 use crate::slot::{NoStamp, Stamp, Stamped, readable};
 use crate::storage::PopError;
-use crate::sync::{AtomicPtr, AtomicU64, Ordering, SeqCst, UnsafeCell};
+use crate::sync::{AtomicPtr, AtomicU64, Ordering, SeqCst};
 
 use super::buffer::{BLOCK, Block, Head, LAP, ListFront, Pool, Tail, consumed, pause, step};
 use super::tail::{CLOSED, ManyTail, OneTail};
@@ -15,11 +16,11 @@ use super::tail::{CLOSED, ManyTail, OneTail};
 /// How a single consumer learns that the value at its index is published,
 /// from the producers' end `Self`.
 pub trait Watch<T>: Tail<T> {
-    /// What the consumer keeps of this end between pops.
-    type Seen;
+    /// What the consumer keeps of this end between pops, in its cursor.
+    type Seen: Send + Sync + Unpin + std::fmt::Debug;
 
-    /// What it keeps before its first pop.
-    fn seen() -> Self::Seen;
+    /// What it keeps before its first pop, at `index`.
+    fn seen(index: u64) -> Self::Seen;
 
     /// Whether the value of `front` (the consumer's head, not yet taken)
     /// is published.
@@ -33,7 +34,7 @@ pub trait Watch<T>: Tail<T> {
     /// Single consumer; `front` is at its head, in a live block.
     unsafe fn ready(
         &self,
-        seen: &Self::Seen,
+        seen: &mut Self::Seen,
         front: &ListFront<T, Self::Stamp>,
     ) -> Result<(), PopError>;
 
@@ -43,28 +44,18 @@ pub trait Watch<T>: Tail<T> {
     /// # Safety
     ///
     /// As for [`Watch::ready`].
-    unsafe fn peekable(&self, seen: &Self::Seen, front: &ListFront<T, Self::Stamp>) -> bool;
+    unsafe fn peekable(&self, seen: &mut Self::Seen, front: &ListFront<T, Self::Stamp>) -> bool;
 }
 
 /// A single consumer's copy of a single producer's index, as last read.
-pub struct TailCache(
-    /// # Safety
-    ///
-    /// Touched only by the single consumer.
-    UnsafeCell<u64>,
-);
+#[derive(Debug)]
+pub struct TailCache(u64);
 
 impl TailCache {
     /// The end of what may be read from `tail` by a consumer at `head`.
-    ///
-    /// # Safety
-    ///
-    /// Single consumer.
-    unsafe fn readable_end<T>(&self, tail: &OneTail<T>, head: u64) -> u64 {
-        // SAFETY: only the single consumer touches the cache.
-        let cached = self.0.with(|cache| unsafe { *cache });
-        if head < cached {
-            return cached;
+    fn readable_end<T>(&mut self, tail: &OneTail<T>, head: u64) -> u64 {
+        if head < self.0 {
+            return self.0;
         }
         // ORDERING: SeqCst: acquires the producer's writes, and is the
         // waiting consumer's re-check paired with its SeqCst publish.
@@ -79,15 +70,8 @@ impl TailCache {
             end = tail.index.load_sc();
             end = end.min(tail.boundary.settle(end));
         }
-        // SAFETY: as above.
-        self.0.with_mut(|cache| unsafe { *cache = end });
+        self.0 = end;
         end
-    }
-}
-
-impl std::fmt::Debug for TailCache {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TailCache").finish_non_exhaustive()
     }
 }
 
@@ -96,19 +80,18 @@ impl std::fmt::Debug for TailCache {
 impl<T> Watch<T> for OneTail<T> {
     type Seen = TailCache;
 
-    fn seen() -> TailCache {
-        TailCache(UnsafeCell::new(0))
+    fn seen(index: u64) -> TailCache {
+        TailCache(index)
     }
 
     #[inline]
     unsafe fn ready(
         &self,
-        seen: &TailCache,
+        seen: &mut TailCache,
         front: &ListFront<T, NoStamp>,
     ) -> Result<(), PopError> {
         let index = front.index;
-        // SAFETY: single consumer (caller's contract).
-        if index >= unsafe { seen.readable_end(self, index) } {
+        if index >= seen.readable_end(self, index) {
             let closed = self.boundary.frozen().is_some_and(|end| index >= end);
             return Err(if closed {
                 PopError::Closed
@@ -119,9 +102,8 @@ impl<T> Watch<T> for OneTail<T> {
         Ok(())
     }
 
-    unsafe fn peekable(&self, seen: &TailCache, front: &ListFront<T, NoStamp>) -> bool {
-        // SAFETY: single consumer (caller's contract).
-        front.index < unsafe { seen.readable_end(self, front.index) }
+    unsafe fn peekable(&self, seen: &mut TailCache, front: &ListFront<T, NoStamp>) -> bool {
+        front.index < seen.readable_end(self, front.index)
     }
 }
 
@@ -130,10 +112,10 @@ impl<T> Watch<T> for OneTail<T> {
 impl<T> Watch<T> for ManyTail<T> {
     type Seen = ();
 
-    fn seen() {}
+    fn seen(_index: u64) {}
 
     #[inline]
-    unsafe fn ready(&self, (): &(), front: &ListFront<T, Stamped>) -> Result<(), PopError> {
+    unsafe fn ready(&self, (): &mut (), front: &ListFront<T, Stamped>) -> Result<(), PopError> {
         let index = front.index;
         // SAFETY: the head block is alive while the consumer is on it
         // (caller's contract).
@@ -156,7 +138,7 @@ impl<T> Watch<T> for ManyTail<T> {
         Ok(())
     }
 
-    unsafe fn peekable(&self, (): &(), front: &ListFront<T, Stamped>) -> bool {
+    unsafe fn peekable(&self, (): &mut (), front: &ListFront<T, Stamped>) -> bool {
         // SAFETY: as in `ready`.
         let slot = unsafe { &*front.slot };
         // ORDERING: Acquire pairs with the producer's publish.
@@ -164,40 +146,84 @@ impl<T> Watch<T> for ManyTail<T> {
     }
 }
 
-/// A single consumer's end: it owns its index, checks the value there
-/// before it takes it (with no read-modify-write), and recycles each block
-/// when it leaves it.
+/// A single consumer's end: the index and block its consumer's cursor
+/// ([`OneHeadCursor`]) owns, published for queries and for the drain. The
+/// consumer checks the value at its index before it takes it (with no
+/// read-modify-write), and recycles each block when it leaves it.
 pub struct OneHead<T, Tx: Watch<T>> {
-    /// The index of the next value; written only by this consumer, read by
+    /// The index of the next value; written only by the consumer, read by
     /// queries.
     index: AtomicU64,
-    /// The block holding `index`; only this consumer uses it.
+    /// The block holding `index`; written only by the consumer, read when a
+    /// cursor is made and when the list is dropped.
     block: AtomicPtr<Block<T, Tx::Stamp>>,
-    /// What it keeps of the producers' end: a copy of the tail when the
-    /// producer is single, nothing otherwise.
+}
+
+/// The cursor of a list's single consumer ([`Storage::Cursor`]): its index
+/// and block, and what it keeps of the producers' end (a copy of the
+/// producer's index when the producer is single, nothing otherwise).
+///
+/// # Examples
+///
+/// ```
+/// use asyncband_core::arity::One;
+/// use asyncband_core::list::List;
+/// use asyncband_core::storage::Storage;
+///
+/// let list = List::<u8, One, One>::new();
+/// let mut cursor = list.cursor();
+/// // SAFETY: this thread is the only producer, and `cursor` the only
+/// // consumer's only cursor.
+/// unsafe {
+///     list.try_push(4).unwrap();
+///     assert_eq!(list.try_pop(&mut cursor), Ok(4));
+/// }
+/// ```
+///
+/// [`Storage::Cursor`]: crate::storage::Storage::Cursor
+pub struct OneHeadCursor<T, Tx: Watch<T>> {
+    index: u64,
+    block: *mut Block<T, Tx::Stamp>,
     seen: Tx::Seen,
+}
+
+// SAFETY: the block pointer is into the list the cursor belongs to, whose
+// values it lets its holder take: as for the list, `T: Send` is required and
+// sufficient.
+unsafe impl<T: Send, Tx: Watch<T>> Send for OneHeadCursor<T, Tx> {}
+// SAFETY: a shared reference reaches only the index and the copy of the
+// tail (for `Debug`); the block is used only through `&mut`.
+unsafe impl<T: Send, Tx: Watch<T>> Sync for OneHeadCursor<T, Tx> {}
+
+impl<T, Tx: Watch<T>> std::fmt::Debug for OneHeadCursor<T, Tx> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OneHeadCursor")
+            .field("index", &self.index)
+            .field("seen", &self.seen)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<T, Tx: Watch<T>> OneHead<T, Tx> {
     /// The next value's place, found but not checked.
     #[inline]
-    fn at(&self) -> ListFront<T, Tx::Stamp> {
-        // ORDERING: Relaxed; the single consumer reads its own state.
-        let index = self.index.load(Ordering::Relaxed);
-        let block = self.block.load(Ordering::Relaxed);
+    fn at(cursor: &OneHeadCursor<T, Tx>) -> ListFront<T, Tx::Stamp> {
+        let OneHeadCursor { index, block, .. } = *cursor;
         // SAFETY: the head block is alive while the consumer is on it.
         let slot = unsafe { &raw const (*block).slots[(index % LAP) as usize] };
         ListFront { index, block, slot }
     }
 
-    /// Moves the head past `index` (which it just read), recycling the
-    /// block into `pool` when leaving it.
+    /// Moves the head of `cursor` past `index` (which it just read),
+    /// recycling the block into `pool` when leaving it.
     ///
     /// # Safety
     ///
-    /// Single consumer; `index` is the head and lives in `block`.
+    /// `cursor` is the single consumer's; `index` is its head and lives in
+    /// `block`.
     unsafe fn advance_one(
         &self,
+        cursor: &mut OneHeadCursor<T, Tx>,
         pool: &Pool<T, Tx::Stamp>,
         block: *mut Block<T, Tx::Stamp>,
         index: u64,
@@ -208,13 +234,16 @@ impl<T, Tx: Watch<T>> OneHead<T, Tx> {
             // made before it published this last slot.
             // SAFETY: the head block is alive until we recycle it below.
             let following = unsafe { (*block).next.load(Ordering::Acquire) };
-            // ORDERING: Relaxed; only this consumer reads `block`.
+            cursor.block = following;
+            // ORDERING: Relaxed; read by a cursor made later or by the drop,
+            // each after this consumer's work (same thread, or handed over).
             self.block.store(following, Ordering::Relaxed);
             // SAFETY: every slot of `block` has been read by this (only)
             // consumer, and producers never dereference a block they have
             // moved past.
             unsafe { pool.put(block) };
         }
+        cursor.index = next;
         // ORDERING: Relaxed; the consumer's own index, read by queries.
         self.index.store_at(next, Ordering::Relaxed);
     }
@@ -222,20 +251,36 @@ impl<T, Tx: Watch<T>> OneHead<T, Tx> {
 
 impl<T, Tx: Watch<T>> Head<T, Tx> for OneHead<T, Tx> {
     type Receivers = One;
+    type Cursor = OneHeadCursor<T, Tx>;
 
     fn new(first: *mut Block<T, Tx::Stamp>) -> Self {
         Self {
             index: AtomicU64::new(0),
             block: AtomicPtr::new(first),
-            seen: Tx::seen(),
+        }
+    }
+
+    fn cursor(&self) -> OneHeadCursor<T, Tx> {
+        // ORDERING: Relaxed; where the consumer's pops have left them, in
+        // this thread or before its endpoint was handed over.
+        let index = self.index.load(Ordering::Relaxed);
+        OneHeadCursor {
+            index,
+            block: self.block.load(Ordering::Relaxed),
+            seen: Tx::seen(index),
         }
     }
 
     #[inline]
-    unsafe fn front(&self, tail: &Tx) -> Result<ListFront<T, Tx::Stamp>, PopError> {
-        let front = self.at();
-        // SAFETY: single consumer (caller's contract); `front` is its head.
-        unsafe { tail.ready(&self.seen, &front) }?;
+    unsafe fn front(
+        &self,
+        cursor: &mut OneHeadCursor<T, Tx>,
+        tail: &Tx,
+    ) -> Result<ListFront<T, Tx::Stamp>, PopError> {
+        let front = Self::at(cursor);
+        // SAFETY: `front` is the head of the single consumer's cursor, the
+        // only one in use (caller's contract).
+        unsafe { tail.ready(&mut cursor.seen, &front) }?;
         Ok(front)
     }
 
@@ -250,18 +295,25 @@ impl<T, Tx: Watch<T>> Head<T, Tx> for OneHead<T, Tx> {
     }
 
     #[inline]
-    unsafe fn release_front(&self, pool: &Pool<T, Tx::Stamp>, front: ListFront<T, Tx::Stamp>) {
-        // SAFETY: single consumer; `index` is the head, in `block`.
-        unsafe { self.advance_one(pool, front.block, front.index) };
+    unsafe fn release_front(
+        &self,
+        cursor: &mut OneHeadCursor<T, Tx>,
+        pool: &Pool<T, Tx::Stamp>,
+        front: ListFront<T, Tx::Stamp>,
+    ) {
+        // SAFETY: the single consumer's cursor; `index` is its head, in
+        // `block` (both from `front`).
+        unsafe { self.advance_one(cursor, pool, front.block, front.index) };
     }
 
-    unsafe fn peek<'a>(&'a self, tail: &Tx) -> Option<&'a T> {
-        let front = self.at();
-        // SAFETY: single consumer (caller's contract); `front` is its head.
-        let ready = unsafe { tail.peekable(&self.seen, &front) };
-        // SAFETY: published, and kept in place while the reference lives
-        // (caller's contract); the head block is alive while the consumer is
-        // on it.
+    unsafe fn peek<'a>(&'a self, cursor: &'a mut OneHeadCursor<T, Tx>, tail: &Tx) -> Option<&'a T> {
+        let front = Self::at(cursor);
+        // SAFETY: `front` is the head of the single consumer's cursor, the
+        // only one in use (caller's contract).
+        let ready = unsafe { tail.peekable(&mut cursor.seen, &front) };
+        // SAFETY: published, and kept in place while the reference lives:
+        // only the consumer could move it, which needs `cursor`, borrowed
+        // as long; the head block is alive while the consumer is on it.
         ready.then(|| unsafe { (*front.slot).get() })
     }
 
@@ -394,6 +446,7 @@ impl<T> ManyHead<T> {
 
 impl<T> Head<T, ManyTail<T>> for ManyHead<T> {
     type Receivers = Many;
+    type Cursor = ();
 
     fn new(first: *mut Block<T, Stamped>) -> Self {
         Self {
@@ -402,8 +455,14 @@ impl<T> Head<T, ManyTail<T>> for ManyHead<T> {
         }
     }
 
+    fn cursor(&self) {}
+
     #[inline]
-    unsafe fn front(&self, tail: &ManyTail<T>) -> Result<ListFront<T, Stamped>, PopError> {
+    unsafe fn front(
+        &self,
+        (): &mut (),
+        tail: &ManyTail<T>,
+    ) -> Result<ListFront<T, Stamped>, PopError> {
         let (index, block) = self.claim_head(tail)?;
         if (index % LAP) + 1 == BLOCK as u64 {
             // The block crossing is out of line (`leave_block`,
@@ -434,7 +493,12 @@ impl<T> Head<T, ManyTail<T>> for ManyHead<T> {
     }
 
     #[inline]
-    unsafe fn release_front(&self, pool: &Pool<T, Stamped>, front: ListFront<T, Stamped>) {
+    unsafe fn release_front(
+        &self,
+        (): &mut (),
+        pool: &Pool<T, Stamped>,
+        front: ListFront<T, Stamped>,
+    ) {
         let ListFront { index, block, slot } = front;
         let offset = index % LAP;
         // SAFETY: as in `take_front`.
@@ -449,7 +513,7 @@ impl<T> Head<T, ManyTail<T>> for ManyHead<T> {
         }
     }
 
-    unsafe fn peek<'a>(&'a self, tail: &ManyTail<T>) -> Option<&'a T> {
+    unsafe fn peek<'a>(&'a self, (): &'a mut (), tail: &ManyTail<T>) -> Option<&'a T> {
         // ORDERING: Relaxed; the caller is the only consumer, reading its
         // own state.
         let index = self.index.load(Ordering::Relaxed);
@@ -458,7 +522,7 @@ impl<T> Head<T, ManyTail<T>> for ManyHead<T> {
         let slot = unsafe { &raw const (*block).slots[(index % LAP) as usize] };
         let front = ListFront { index, block, slot };
         // SAFETY: the only consumer (caller's contract); `front` is its head.
-        let ready = unsafe { tail.peekable(&(), &front) };
+        let ready = unsafe { tail.peekable(&mut (), &front) };
         // SAFETY: published, and kept in place while the reference lives
         // (caller's contract); the head block is alive while the consumer is
         // on it.

@@ -73,7 +73,7 @@ mod tests;
 
 pub use buffer::{BLOCK, ListFront, POOL};
 use buffer::{Block, Head, Pool, Tail, position};
-pub use head::{ManyHead, OneHead, TailCache};
+pub use head::{ManyHead, OneHead, OneHeadCursor, TailCache};
 pub use tail::{ManyTail, OneTail};
 
 /// The ends of a list for a supported pair of producer and consumer
@@ -115,15 +115,16 @@ impl ListTopology for (Many, Many) {
 /// use asyncband_core::storage::{PopError, Storage};
 ///
 /// let list = List::<u32, Many, One>::new();
-/// // SAFETY: this thread is the only consumer.
+/// let mut cursor = list.cursor();
+/// // SAFETY: `cursor` is the only consumer's only cursor.
 /// unsafe {
 ///     for i in 0..100 {
 ///         list.try_push(i).unwrap();
 ///     }
 ///     for i in 0..100 {
-///         assert_eq!(list.try_pop(), Ok(i));
+///         assert_eq!(list.try_pop(&mut cursor), Ok(i));
 ///     }
-///     assert_eq!(list.try_pop(), Err(PopError::Empty));
+///     assert_eq!(list.try_pop(&mut cursor), Err(PopError::Empty));
 /// }
 /// ```
 ///
@@ -151,6 +152,8 @@ where
 type TailOf<T, P, C> = <(P, C) as ListTopology>::Tail<T>;
 /// The slot stamp of that end.
 type StampOf<T, P, C> = <TailOf<T, P, C> as Tail<T>>::Stamp;
+/// The consumer's cursor of a list of `T` with arities `P` and `C`.
+type CursorOf<T, P, C> = <<(P, C) as ListTopology>::Head<T> as Head<T, TailOf<T, P, C>>>::Cursor;
 
 // SAFETY: values move between threads through the list, so `T: Send` is
 // required and sufficient; shared cells are guarded by the protocol in the
@@ -168,6 +171,7 @@ where
 {
     type Item = T;
     type Front = ListFront<T, StampOf<T, P, C>>;
+    type Cursor = CursorOf<T, P, C>;
     type Senders = P;
     type Receivers = C;
     const CAPACITY: Option<usize> = None;
@@ -180,6 +184,10 @@ where
             head: CachePadded::new(Head::new(first)),
             pool: Pool::new(),
         }
+    }
+
+    fn cursor(&self) -> CursorOf<T, P, C> {
+        self.head.cursor()
     }
 
     #[inline]
@@ -207,9 +215,12 @@ where
     }
 
     #[inline]
-    unsafe fn front(&self) -> Result<ListFront<T, StampOf<T, P, C>>, PopError> {
+    unsafe fn front(
+        &self,
+        cursor: &mut CursorOf<T, P, C>,
+    ) -> Result<ListFront<T, StampOf<T, P, C>>, PopError> {
         // SAFETY: the caller's contract is that of `front`.
-        unsafe { self.head.front(&self.tail) }
+        unsafe { self.head.front(cursor, &self.tail) }
     }
 
     #[inline]
@@ -219,14 +230,18 @@ where
     }
 
     #[inline]
-    unsafe fn release_front(&self, front: ListFront<T, StampOf<T, P, C>>) {
+    unsafe fn release_front(
+        &self,
+        cursor: &mut CursorOf<T, P, C>,
+        front: ListFront<T, StampOf<T, P, C>>,
+    ) {
         // SAFETY: the caller's contract is that of `release_front`.
-        unsafe { self.head.release_front(&self.pool, front) }
+        unsafe { self.head.release_front(cursor, &self.pool, front) }
     }
 
-    unsafe fn peek(&self) -> Option<&T> {
+    unsafe fn peek<'a>(&'a self, cursor: &'a mut CursorOf<T, P, C>) -> Option<&'a T> {
         // SAFETY: the caller's contract is that of `peek`.
-        unsafe { self.head.peek(&self.tail) }
+        unsafe { self.head.peek(cursor, &self.tail) }
     }
 
     unsafe fn close(&self, from_producer: bool) -> bool {
@@ -289,7 +304,7 @@ where
 
     unsafe fn drain(&self) {
         // SAFETY: the last consumer (caller's contract).
-        drop_each(|| unsafe { self.take_queued() });
+        unsafe { self.drop_queued() };
     }
 }
 
@@ -297,21 +312,26 @@ impl<T, P: Arity, C: Arity> List<T, P, C>
 where
     (P, C): ListTopology,
 {
-    /// The last consumer's step: the next value still queued (waiting out a
-    /// push in flight), with the head moved past it.
+    /// The last consumer's step: drops every value still queued (waiting
+    /// out a push in flight), through a cursor made where the consumers
+    /// left the head.
     ///
     /// # Safety
     ///
-    /// No other consumer exists.
-    unsafe fn take_queued(&self) -> Option<T> {
-        loop {
-            // SAFETY: the only consumer, whatever the consumer arity says.
-            match unsafe { self.try_pop() } {
-                Ok(value) => return Some(value),
-                Err(PopError::Busy) => spin_hint(),
-                Err(PopError::Empty | PopError::Closed) => return None,
+    /// No other consumer exists, or will.
+    unsafe fn drop_queued(&self) {
+        let mut cursor = self.cursor();
+        drop_each(|| {
+            loop {
+                // SAFETY: the only consumer, whatever the consumer arity
+                // says, with the only cursor in use from now on.
+                match unsafe { self.try_pop(&mut cursor) } {
+                    Ok(value) => return Some(value),
+                    Err(PopError::Busy) => spin_hint(),
+                    Err(PopError::Empty | PopError::Closed) => return None,
+                }
             }
-        }
+        });
     }
 }
 
@@ -323,7 +343,7 @@ where
         // Every endpoint is gone, so nothing is in flight: drop the values
         // (blocks the head leaves go to the pool), then the blocks left.
         // SAFETY: `&mut self`: the only consumer.
-        drop_each(|| unsafe { self.take_queued() });
+        unsafe { self.drop_queued() };
         let mut block = self.head.block();
         while !block.is_null() {
             // SAFETY: we own every block now; each came from a `Box`.

@@ -13,7 +13,7 @@ use crate::boundary::Boundary;
 use crate::slot::{NoStamp, Stamped, is_large, readable};
 use crate::storage::PushError;
 use crate::sync::{AtomicPtr, AtomicU64, Latch, Ordering, SeqCst};
-use crate::wait::Fence;
+use crate::wait::ProducerFence;
 
 /// The close bit of [`ManyTail::word`].
 pub(super) const CLOSED: u64 = 1;
@@ -31,7 +31,7 @@ pub struct OneTail<T> {
     /// The close flag and frozen end; read-mostly, on a line of its own.
     pub(super) boundary: CachePadded<Boundary>,
     /// How it publishes (plain while nobody waits); on a line of its own.
-    fence: CachePadded<Fence>,
+    fence: CachePadded<ProducerFence>,
     /// Serialises pushes through units, which may be made from several
     /// threads (units are `Send`).
     latch: Latch,
@@ -134,7 +134,7 @@ impl<T> Tail<T> for OneTail<T> {
             index: AtomicU64::new(0),
             block: AtomicPtr::new(first),
             boundary: CachePadded::new(Boundary::new()),
-            fence: CachePadded::new(Fence::new()),
+            fence: CachePadded::new(ProducerFence::new()),
             latch: Latch::new(),
         }
     }
@@ -148,11 +148,7 @@ impl<T> Tail<T> for OneTail<T> {
         unsafe { self.push_one(pool, value) }.map_err(PushError::Closed)
     }
 
-    unsafe fn push_reserved(
-        &self,
-        pool: &Pool<T, NoStamp>,
-        value: T,
-    ) -> Result<(), PushError<T>> {
+    unsafe fn push_reserved(&self, pool: &Pool<T, NoStamp>, value: T) -> Result<(), PushError<T>> {
         let _held = self.latch.hold();
         // SAFETY: holding the latch, this push is the only producer-side
         // call now (the caller's contract: the others are pushes through
@@ -164,7 +160,7 @@ impl<T> Tail<T> for OneTail<T> {
         // ORDERING: SeqCst: the closer's re-check (see `Boundary`).
         let published = || self.index.load_sc();
         self.boundary
-            .close_single(from_producer, &self.fence, published)
+            .close_single(from_producer, self.fence.fence(), published)
     }
 
     fn is_closed(&self) -> bool {

@@ -13,6 +13,7 @@ where
     (P, C): ListTopology,
 {
     let list = Arc::new(List::<u64, P, C>::new());
+    let mut cursor = list.cursor();
     let producer = {
         let list = Arc::clone(&list);
         std::thread::spawn(move || {
@@ -25,7 +26,7 @@ where
     let mut next = 0;
     while next < n {
         // SAFETY: the only consumer.
-        match unsafe { list.try_pop() } {
+        match unsafe { list.try_pop(&mut cursor) } {
             Ok(value) => {
                 assert_eq!(value, next);
                 next += 1;
@@ -47,6 +48,7 @@ fn every_arity_crosses_blocks_in_order_across_threads() {
 #[test]
 fn a_drained_burst_leaves_at_most_the_pool_and_the_current_block() {
     let list = List::<u64, Many, One>::new();
+    let mut cursor = list.cursor();
     let n = if cfg!(miri) { 200 } else { 100_000 };
     // SAFETY: single-threaded.
     unsafe {
@@ -54,7 +56,7 @@ fn a_drained_burst_leaves_at_most_the_pool_and_the_current_block() {
             list.try_push(i).unwrap();
         }
         for i in 0..n {
-            assert_eq!(list.try_pop(), Ok(i));
+            assert_eq!(list.try_pop(&mut cursor), Ok(i));
         }
     }
     let pooled = list
@@ -73,14 +75,15 @@ fn dropping_a_list_drops_what_it_holds_once() {
     {
         let list = List::<Arc<()>, Many, Many>::new();
         let spsc = List::<Arc<()>, One, One>::new();
+        let mut spsc_cursor = spsc.cursor();
         // SAFETY: single-threaded.
         unsafe {
             for _ in 0..=(3 * BLOCK) {
                 list.try_push(Arc::clone(&live)).unwrap();
                 spsc.try_push(Arc::clone(&live)).unwrap();
             }
-            drop(list.try_pop());
-            drop(spsc.try_pop());
+            drop(list.try_pop(&mut list.cursor()));
+            drop(spsc.try_pop(&mut spsc_cursor));
         }
     }
     assert_eq!(Arc::strong_count(&live), 1);
@@ -91,13 +94,14 @@ where
     (P, C): ListTopology,
 {
     let list = List::<u8, P, C>::new();
+    let mut cursor = list.cursor();
     // SAFETY: single-threaded.
     unsafe {
         list.try_push(1).unwrap();
         assert!(list.close(false));
         assert_eq!(list.try_push(2), Err(PushError::Closed(2)));
-        assert_eq!(list.try_pop(), Ok(1));
-        assert_eq!(list.try_pop(), Err(PopError::Closed));
+        assert_eq!(list.try_pop(&mut cursor), Ok(1));
+        assert_eq!(list.try_pop(&mut cursor), Err(PopError::Closed));
     }
 }
 
@@ -126,15 +130,16 @@ fn draining_drops_every_queued_value() {
 #[test]
 fn peek_sees_the_head_across_a_block_boundary() {
     let list = List::<usize, One, One>::new();
+    let mut cursor = list.cursor();
     // SAFETY: single-threaded.
     unsafe {
         for i in 0..=BLOCK {
             list.try_push(i).unwrap();
         }
         for i in 0..=BLOCK {
-            assert_eq!(list.peek(), Some(&i));
-            assert_eq!(list.try_pop(), Ok(i));
+            assert_eq!(list.peek(&mut cursor), Some(&i));
+            assert_eq!(list.try_pop(&mut cursor), Ok(i));
         }
-        assert_eq!(list.peek(), None);
+        assert_eq!(list.peek(&mut cursor), None);
     }
 }

@@ -7,11 +7,12 @@
 //! it writes the slot and publishes the new tail with a single `SeqCst`
 //! store. The consumer does the mirror image with a cached tail and a `SeqCst`
 //! store of its head. No read-modify-write per message on either side.
-//! Each side keeps its own position and cache on a line of its own
-//! (`ProducerCursor`, `ConsumerCursor`) and only ever *stores* to the word it
-//! publishes, so the other side reading that word never costs it a miss (a
-//! line that one core reads and then writes migrates to the next core that
-//! reads it). The
+//! Each side keeps its own position and cache apart from the word it
+//! publishes (the producer on a line of its own, `ProducerCursor`; the
+//! consumer in its endpoint, [`IndexedCursor`]) and only ever *stores* to
+//! that word, so the other side reading it never costs it a miss (a line
+//! that one core reads and then writes migrates to the next core that reads
+//! it). The
 //! `SeqCst` stores are the notifier halves of the store-buffer race (see
 //! [`crate::wait`]): a waiting consumer re-checks the tail, a waiting
 //! producer re-checks the head. Closing goes through a
@@ -26,7 +27,7 @@ use crate::boundary::Boundary;
 use crate::slot::NoStamp;
 use crate::storage::{Capacity, PopError, PushError, Storage};
 use crate::sync::{AtomicU64, AtomicUsize, Latch, Ordering, SeqCst, UnsafeCell};
-use crate::wait::Fence;
+use crate::wait::{Fence, ProducerFence, Stretch};
 
 use super::buffer::{Buffer, Cursors, RingFront, sealed};
 
@@ -54,8 +55,10 @@ pub struct Indexed {
     /// line that is read and then written migrates to the reader), and the
     /// producer's next push would miss on it.
     producer: CachePadded<ProducerCursor>,
-    /// What the consumer reads on every pop, likewise apart from the head.
-    consumer: CachePadded<ConsumerCursor>,
+    /// How the consumer frees slots (plain while the producer does not
+    /// wait): read by the consumer on every pop, written by a waiting
+    /// producer.
+    consumer_fence: CachePadded<Fence>,
     /// Close protocol of a single producer; read-mostly.
     boundary: CachePadded<Boundary>,
 }
@@ -63,7 +66,7 @@ pub struct Indexed {
 /// The single producer's own state.
 struct ProducerCursor {
     /// How it publishes (plain while nobody waits).
-    fence: Fence,
+    fence: ProducerFence,
     /// Units held as permits.
     reserved: AtomicUsize,
     /// Serialises pushes through units, which may be made from several
@@ -85,23 +88,35 @@ struct ProducerCursor {
     tail: Own,
 }
 
-/// The single consumer's own state.
-struct ConsumerCursor {
-    /// How it frees slots (plain while the producer does not wait).
-    fence: Fence,
-    /// The producer's tail as last read.
-    ///
-    /// # Safety
-    ///
-    /// Touched only by the single consumer.
-    tail_cache: UnsafeCell<u64>,
-    /// Its own head, always equal to `Indexed::head` outside a pop, so that
+/// The single consumer's cursor ([`Storage::Cursor`]), which its endpoint
+/// keeps: its position, its copy of the producer's, and its count of fenced
+/// publishes.
+///
+/// # Examples
+///
+/// ```
+/// use asyncband_core::ring::{Buffer, Indexed};
+/// use asyncband_core::storage::{PopError, Storage};
+///
+/// let ring = Buffer::<u8, 2, Indexed>::new();
+/// let mut cursor = ring.cursor();
+/// // SAFETY: this thread is the only producer and the only consumer, and
+/// // `cursor` is the consumer's only cursor.
+/// unsafe {
+///     ring.try_push(9).unwrap();
+///     assert_eq!(ring.try_pop(&mut cursor), Ok(9));
+///     assert_eq!(ring.try_pop(&mut cursor), Err(PopError::Empty));
+/// }
+/// ```
+#[derive(Debug)]
+pub struct IndexedCursor {
+    /// Its position: always equal to `Indexed::head` outside a pop, so that
     /// popping never reads the published word.
-    ///
-    /// # Safety
-    ///
-    /// Touched only by the single consumer.
-    head: Own,
+    head: u64,
+    /// The producer's tail as last read.
+    tail_cache: u64,
+    /// Its count of fenced publishes.
+    own: Stretch,
 }
 
 /// A single endpoint's own copy of the position it publishes.
@@ -170,23 +185,20 @@ impl Cursors for Indexed {
             tail: CachePadded::new(AtomicU64::new(0)),
             head: CachePadded::new(AtomicU64::new(0)),
             producer: CachePadded::new(ProducerCursor {
-                fence: Fence::new(),
+                fence: ProducerFence::new(),
                 reserved: AtomicUsize::new(0),
                 latch: Latch::new(),
                 head_cache: UnsafeCell::new(0),
                 tail: Own(UnsafeCell::new(0)),
             }),
-            consumer: CachePadded::new(ConsumerCursor {
-                fence: Fence::new(),
-                tail_cache: UnsafeCell::new(0),
-                head: Own(UnsafeCell::new(0)),
-            }),
+            consumer_fence: CachePadded::new(Fence::new()),
             boundary: CachePadded::new(Boundary::new()),
         }
     }
 
     unsafe fn take_queued<T, const CAP: usize>(ring: &Buffer<T, CAP, Self>) -> Option<T> {
-        // ORDERING: Relaxed; the last consumer reads its own head.
+        // ORDERING: Relaxed; the head the consumer published, in this
+        // thread or before its endpoint or the ring was handed over.
         let head = ring.cursors.head.load(Ordering::Relaxed);
         // ORDERING: SeqCst, as in `close`.
         let tail = ring.cursors.tail.load_sc();
@@ -196,14 +208,8 @@ impl Cursors for Indexed {
         // SAFETY: below the boundary and the published tail: a value
         // nobody else will read.
         let value = unsafe { ring.slot(head).read() };
-        // SAFETY: the only consumer (caller's contract); as in
-        // `try_pop`, fenced.
-        unsafe {
-            ring.cursors
-                .consumer
-                .head
-                .publish(&ring.cursors.head, head + 1, true);
-        }
+        // As in `release_front`, fenced.
+        publish(&ring.cursors.head, head + 1, true);
         Some(value)
     }
 }
@@ -275,20 +281,11 @@ impl<T, const CAP: usize> Buffer<T, CAP, Indexed> {
         Ok(())
     }
 
-    /// The end of what may be read now.
-    ///
-    /// # Safety
-    ///
-    /// Single consumer.
-    unsafe fn readable_end(&self, head: u64) -> u64 {
-        // SAFETY: only the single consumer touches `tail_cache`.
-        let cached = self
-            .cursors
-            .consumer
-            .tail_cache
-            .with(|cache| unsafe { *cache });
-        if head < cached {
-            return cached;
+    /// The end of what may be read now by the consumer of `cursor`, at
+    /// `head`.
+    fn readable_end(&self, cursor: &mut IndexedCursor, head: u64) -> u64 {
+        if head < cursor.tail_cache {
+            return cursor.tail_cache;
         }
         // ORDERING: SeqCst: acquires the producer's slot writes, and is the
         // waiting consumer's re-check that pairs with the producer's SeqCst
@@ -304,11 +301,7 @@ impl<T, const CAP: usize> Buffer<T, CAP, Indexed> {
             tail = self.cursors.tail.load_sc();
             tail = tail.min(self.cursors.boundary.settle(tail));
         }
-        // SAFETY: as above.
-        self.cursors
-            .consumer
-            .tail_cache
-            .with_mut(|cache| unsafe { *cache = tail });
+        cursor.tail_cache = tail;
         tail
     }
 }
@@ -324,12 +317,23 @@ impl<T, const CAP: usize> Buffer<T, CAP, Indexed> {
 unsafe impl<T, const CAP: usize> Storage for Buffer<T, CAP, Indexed> {
     type Item = T;
     type Front = RingFront<T, NoStamp>;
+    type Cursor = IndexedCursor;
     type Senders = One;
     type Receivers = One;
     const CAPACITY: Option<usize> = Some(CAP);
 
     fn new() -> Self {
         Self::with_cursors(Indexed::new())
+    }
+
+    fn cursor(&self) -> IndexedCursor {
+        // ORDERING: SeqCst; where the consumer's publishes have left it.
+        let head = self.cursors.head.load_sc();
+        IndexedCursor {
+            head,
+            tail_cache: head,
+            own: Stretch::new(),
+        }
     }
 
     #[inline]
@@ -365,11 +369,9 @@ unsafe impl<T, const CAP: usize> Storage for Buffer<T, CAP, Indexed> {
     }
 
     #[inline]
-    unsafe fn front(&self) -> Result<RingFront<T, NoStamp>, PopError> {
-        // SAFETY: single consumer (caller's contract).
-        let head = unsafe { self.cursors.consumer.head.get() };
-        // SAFETY: as above.
-        if head >= unsafe { self.readable_end(head) } {
+    unsafe fn front(&self, cursor: &mut IndexedCursor) -> Result<RingFront<T, NoStamp>, PopError> {
+        let head = cursor.head;
+        if head >= self.readable_end(cursor, head) {
             let closed = self
                 .cursors
                 .boundary
@@ -381,10 +383,13 @@ unsafe impl<T, const CAP: usize> Storage for Buffer<T, CAP, Indexed> {
                 PopError::Empty
             });
         }
-        // SAFETY: the single consumer.
-        let fenced = unsafe { self.cursors.consumer.fence.fenced(head + 1) };
+        let fenced = self
+            .cursors
+            .consumer_fence
+            .fenced(&mut cursor.own, head + 1);
         // `head` is below the published tail (and the boundary), so the
-        // slot holds a value only this consumer reads.
+        // slot holds a value only the consumer of `cursor` reads (the
+        // caller's contract: it is the only cursor).
         Ok(RingFront {
             pos: head,
             slot: self.slot(head),
@@ -396,9 +401,11 @@ unsafe impl<T, const CAP: usize> Storage for Buffer<T, CAP, Indexed> {
         // ORDERING: SeqCst: the closer's re-check of the tail, paired
         // with the producer's publish (see `Boundary`).
         let published = || self.cursors.tail.load_sc();
-        self.cursors
-            .boundary
-            .close_single(from_producer, &self.cursors.producer.fence, published)
+        self.cursors.boundary.close_single(
+            from_producer,
+            self.cursors.producer.fence.fence(),
+            published,
+        )
     }
 
     #[allow(
@@ -466,16 +473,10 @@ unsafe impl<T, const CAP: usize> Storage for Buffer<T, CAP, Indexed> {
         clippy::needless_pass_by_value,
         reason = "a released front is used up, as `Storage::release_front` takes it"
     )]
-    unsafe fn release_front(&self, front: RingFront<T, NoStamp>) {
-        let head = front.pos;
+    unsafe fn release_front(&self, cursor: &mut IndexedCursor, front: RingFront<T, NoStamp>) {
+        cursor.head = front.pos + 1;
         // Frees the slot for the producer, releasing our read of it.
-        // SAFETY: single consumer.
-        unsafe {
-            self.cursors
-                .consumer
-                .head
-                .publish(&self.cursors.head, head + 1, front.fenced);
-        }
+        publish(&self.cursors.head, cursor.head, front.fenced);
     }
 
     #[inline]
@@ -485,16 +486,14 @@ unsafe impl<T, const CAP: usize> Storage for Buffer<T, CAP, Indexed> {
         unsafe { front.take() }
     }
 
-    unsafe fn peek(&self) -> Option<&T> {
-        // ORDERING: Relaxed; the single consumer reads its own head.
-        let head = self.cursors.head.load(Ordering::Relaxed);
-        // SAFETY: single consumer (caller's contract).
-        if head >= unsafe { self.readable_end(head) } {
+    unsafe fn peek<'a>(&'a self, cursor: &'a mut IndexedCursor) -> Option<&'a T> {
+        let head = cursor.head;
+        if head >= self.readable_end(cursor, head) {
             return None;
         }
-        // SAFETY: the slot holds the value for `head`, and only this consumer
-        // could move it, which the caller promises not to do while the
-        // reference lives.
+        // SAFETY: the slot holds the value for `head`, and only the consumer
+        // of `cursor` (the only one, caller's contract) could move it, which
+        // needs `cursor`, borrowed for as long as the reference lives.
         Some(unsafe { self.slot(head).get() })
     }
 
@@ -512,7 +511,7 @@ unsafe impl<T, const CAP: usize> Storage for Buffer<T, CAP, Indexed> {
     }
 
     fn before_send_wait(&self) {
-        self.cursors.consumer.fence.before_wait();
+        self.cursors.consumer_fence.before_wait();
     }
 
     unsafe fn after_push(&self, waiting: impl Fn() -> bool) {
@@ -525,14 +524,11 @@ unsafe impl<T, const CAP: usize> Storage for Buffer<T, CAP, Indexed> {
         }
     }
 
-    unsafe fn after_pop(&self, waiting: impl Fn() -> bool) {
-        // SAFETY: the single consumer (caller's contract).
-        unsafe {
-            self.cursors.consumer.fence.fenced_publish(waiting, || {
-                // ORDERING: Relaxed; the consumer reads its own head.
-                self.cursors.head.load(Ordering::Relaxed)
-            });
-        }
+    unsafe fn after_pop(&self, cursor: &mut IndexedCursor, waiting: impl Fn() -> bool) {
+        let head = cursor.head;
+        self.cursors
+            .consumer_fence
+            .fenced_publish(&mut cursor.own, waiting, || head);
     }
 
     fn grant(&self, _n: usize) -> usize {

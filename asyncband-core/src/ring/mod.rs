@@ -28,8 +28,8 @@ mod indexed;
 mod stamped;
 
 pub use buffer::{Buffer, Cursors, MAX_CAPACITY, RingFront};
-pub use indexed::Indexed;
-pub use stamped::{Claiming, Consumers, ManyConsumers, OneConsumer};
+pub use indexed::{Indexed, IndexedCursor};
+pub use stamped::{Claiming, Consumers, ManyConsumers, OneConsumer, OneConsumerCursor};
 
 /// A supported pair of producer and consumer arities and the cursors its
 /// ring keeps. Sealed through [`Topology`].
@@ -76,14 +76,16 @@ impl RingTopology for (Many, Many) {
 /// use asyncband_core::storage::{PopError, PushError, Storage};
 ///
 /// let ring = Ring::<u32, 2, One, One>::new();
-/// // SAFETY: this thread is the only producer and the only consumer.
+/// let mut cursor = ring.cursor();
+/// // SAFETY: this thread is the only producer, and `cursor` the only
+/// // consumer's only cursor.
 /// unsafe {
 ///     ring.try_push(1).unwrap();
 ///     ring.try_push(2).unwrap();
 ///     assert_eq!(ring.try_push(3), Err(PushError::Full(3)));
-///     assert_eq!(ring.try_pop(), Ok(1));
-///     assert_eq!(ring.try_pop(), Ok(2));
-///     assert_eq!(ring.try_pop(), Err(PopError::Empty));
+///     assert_eq!(ring.try_pop(&mut cursor), Ok(1));
+///     assert_eq!(ring.try_pop(&mut cursor), Ok(2));
+///     assert_eq!(ring.try_pop(&mut cursor), Err(PopError::Empty));
 /// }
 /// ```
 pub struct Ring<T, const CAP: usize, P: Arity, C: Arity>
@@ -121,6 +123,7 @@ where
 {
     type Item = T;
     type Front = <BufferOf<T, CAP, P, C> as Storage>::Front;
+    type Cursor = <BufferOf<T, CAP, P, C> as Storage>::Cursor;
     type Senders = P;
     type Receivers = C;
     const CAPACITY: Option<usize> = Some(CAP);
@@ -131,6 +134,11 @@ where
         Self {
             buffer: Storage::new(),
         }
+    }
+
+    #[inline(always)]
+    fn cursor(&self) -> Self::Cursor {
+        self.buffer.cursor()
     }
 
     #[inline(always)]
@@ -146,15 +154,15 @@ where
     }
 
     #[inline(always)]
-    unsafe fn try_pop(&self) -> Result<T, PopError> {
+    unsafe fn try_pop(&self, cursor: &mut Self::Cursor) -> Result<T, PopError> {
         // SAFETY: forwarded from the caller.
-        unsafe { self.buffer.try_pop() }
+        unsafe { self.buffer.try_pop(cursor) }
     }
 
     #[inline(always)]
-    unsafe fn front(&self) -> Result<Self::Front, PopError> {
+    unsafe fn front(&self, cursor: &mut Self::Cursor) -> Result<Self::Front, PopError> {
         // SAFETY: forwarded from the caller.
-        unsafe { self.buffer.front() }
+        unsafe { self.buffer.front(cursor) }
     }
 
     #[inline(always)]
@@ -164,15 +172,15 @@ where
     }
 
     #[inline(always)]
-    unsafe fn release_front(&self, front: Self::Front) {
+    unsafe fn release_front(&self, cursor: &mut Self::Cursor, front: Self::Front) {
         // SAFETY: forwarded from the caller.
-        unsafe { self.buffer.release_front(front) }
+        unsafe { self.buffer.release_front(cursor, front) }
     }
 
     #[inline(always)]
-    unsafe fn peek(&self) -> Option<&T> {
+    unsafe fn peek<'a>(&'a self, cursor: &'a mut Self::Cursor) -> Option<&'a T> {
         // SAFETY: forwarded from the caller.
-        unsafe { self.buffer.peek() }
+        unsafe { self.buffer.peek(cursor) }
     }
 
     #[inline(always)]
@@ -213,9 +221,9 @@ where
     }
 
     #[inline(always)]
-    unsafe fn after_pop(&self, waiting: impl Fn() -> bool) {
+    unsafe fn after_pop(&self, cursor: &mut Self::Cursor, waiting: impl Fn() -> bool) {
         // SAFETY: forwarded from the caller.
-        unsafe { self.buffer.after_pop(waiting) }
+        unsafe { self.buffer.after_pop(cursor, waiting) }
     }
 
     #[inline(always)]

@@ -52,7 +52,7 @@ use crate::arity::{Arity, Many, One};
 use crate::slot::{Stamp, Stamped, is_large, readable, writable};
 use crate::storage::{Capacity, PopError, PushError, Storage};
 use crate::sync::{AtomicU64, Ordering, SeqCst, spin_hint};
-use crate::wait::Fence;
+use crate::wait::{Fence, Stretch};
 
 use super::buffer::{Buffer, Cursors, RingFront, sealed};
 
@@ -95,9 +95,14 @@ pub struct Claiming<K: Consumers> {
 pub trait Consumers: sealed::Sealed + Sized + 'static {
     /// The consumers' arity.
     type Arity: Arity;
+    /// A consumer's own state ([`Storage::Cursor`]).
+    type Cursor: std::fmt::Debug + Unpin;
 
     /// The cursors of consumers that have taken nothing.
     fn new() -> Self;
+
+    /// A consumer's cursor.
+    fn cursor() -> Self::Cursor;
 
     /// Takes position `head`, whose value is published, through the head
     /// word `head_word`. A single consumer owns it already; many claim it
@@ -141,8 +146,15 @@ pub trait Consumers: sealed::Sealed + Sized + 'static {
     /// # Safety
     ///
     /// The caller read the value at `head` and is its only consumer (the
-    /// winner of its claim, or the single consumer).
-    unsafe fn free(&self, stamp: &Stamped, writable: u64, head: u64, head_word: &AtomicU64);
+    /// winner of its claim, or the single consumer, with its `cursor`).
+    unsafe fn free(
+        &self,
+        cursor: &mut Self::Cursor,
+        stamp: &Stamped,
+        writable: u64,
+        head: u64,
+        head_word: &AtomicU64,
+    );
 
     /// A sender is about to wait for capacity (see `wait/fence.rs` for one
     /// consumer; nothing for many, whose claims are `SeqCst`).
@@ -150,16 +162,17 @@ pub trait Consumers: sealed::Sealed + Sized + 'static {
 
     /// After a pop: with one consumer, makes the freed slot visible to a
     /// sender that started waiting meanwhile (see `wait/fence.rs`).
-    ///
-    /// # Safety
-    ///
-    /// Called by the consumer that took the value, the only one when
-    /// `Arity` is `One`.
-    unsafe fn after_pop(&self, waiting: impl Fn() -> bool, head_word: &AtomicU64);
+    fn after_pop(
+        &self,
+        cursor: &mut Self::Cursor,
+        waiting: impl Fn() -> bool,
+        head_word: &AtomicU64,
+    );
 }
 
 /// The cursors of a single consumer of many producers: how it frees slots
-/// (plain while no sender waits).
+/// (plain while no sender waits). The consumer's count of fenced publishes
+/// is in its cursor, a [`OneConsumerCursor`].
 ///
 /// # Examples
 ///
@@ -173,6 +186,29 @@ pub trait Consumers: sealed::Sealed + Sized + 'static {
 pub struct OneConsumer {
     /// On a line of its own: the consumer reads it on every pop.
     fence: CachePadded<Fence>,
+}
+
+/// The cursor of a single consumer of many producers
+/// ([`Storage::Cursor`]): its count of fenced publishes. Its position is
+/// the ring's head word, which only it writes.
+///
+/// # Examples
+///
+/// ```
+/// use asyncband_core::ring::{Buffer, Claiming, OneConsumer};
+/// use asyncband_core::storage::Storage;
+///
+/// let ring = Buffer::<u8, 2, Claiming<OneConsumer>>::new();
+/// let mut cursor = ring.cursor();
+/// // SAFETY: `cursor` is the one consumer's only cursor.
+/// unsafe {
+///     ring.try_push(3).unwrap();
+///     assert_eq!(ring.try_pop(&mut cursor), Ok(3));
+/// }
+/// ```
+#[derive(Debug)]
+pub struct OneConsumerCursor {
+    own: Stretch,
 }
 
 /// The cursors of many consumers: nothing beyond the head they claim.
@@ -208,10 +244,17 @@ impl sealed::Sealed for ManyConsumers {}
 )]
 impl Consumers for OneConsumer {
     type Arity = One;
+    type Cursor = OneConsumerCursor;
 
     fn new() -> Self {
         Self {
             fence: CachePadded::new(Fence::new()),
+        }
+    }
+
+    fn cursor() -> OneConsumerCursor {
+        OneConsumerCursor {
+            own: Stretch::new(),
         }
     }
 
@@ -251,11 +294,17 @@ impl Consumers for OneConsumer {
         clippy::inline_always,
         reason = "part of every pop; out of line it would cost a call per message"
     )]
-    unsafe fn free(&self, stamp: &Stamped, writable: u64, head: u64, head_word: &AtomicU64) {
+    unsafe fn free(
+        &self,
+        cursor: &mut OneConsumerCursor,
+        stamp: &Stamped,
+        writable: u64,
+        head: u64,
+        head_word: &AtomicU64,
+    ) {
         // Frees the slot (releasing our read); the notifier half for
         // waiting senders when fenced.
-        // SAFETY: the single consumer (caller's contract).
-        if unsafe { self.fence.fenced(head + 1) } {
+        if self.fence.fenced(&mut cursor.own, head + 1) {
             stamp.store_seq_cst(writable);
         } else {
             // ORDERING: Release pairs with the producer's SeqCst (acquiring)
@@ -272,14 +321,16 @@ impl Consumers for OneConsumer {
         self.fence.before_wait();
     }
 
-    unsafe fn after_pop(&self, waiting: impl Fn() -> bool, head_word: &AtomicU64) {
-        // SAFETY: the single consumer (caller's contract).
-        unsafe {
-            self.fence.fenced_publish(waiting, || {
-                // ORDERING: Relaxed; the consumer reads its own head.
-                head_word.load(Ordering::Relaxed)
-            });
-        }
+    fn after_pop(
+        &self,
+        cursor: &mut OneConsumerCursor,
+        waiting: impl Fn() -> bool,
+        head_word: &AtomicU64,
+    ) {
+        self.fence.fenced_publish(&mut cursor.own, waiting, || {
+            // ORDERING: Relaxed; the consumer reads its own head.
+            head_word.load(Ordering::Relaxed)
+        });
     }
 }
 
@@ -289,10 +340,13 @@ impl Consumers for OneConsumer {
 )]
 impl Consumers for ManyConsumers {
     type Arity = Many;
+    type Cursor = ();
 
     fn new() -> Self {
         Self
     }
+
+    fn cursor() {}
 
     #[inline(always)]
     fn claim(&self, head_word: &AtomicU64, head: u64) -> Result<(), u64> {
@@ -343,7 +397,14 @@ impl Consumers for ManyConsumers {
         clippy::inline_always,
         reason = "part of every pop; out of line it would cost a call per message"
     )]
-    unsafe fn free(&self, stamp: &Stamped, writable: u64, _head: u64, _head_word: &AtomicU64) {
+    unsafe fn free(
+        &self,
+        (): &mut (),
+        stamp: &Stamped,
+        writable: u64,
+        _head: u64,
+        _head_word: &AtomicU64,
+    ) {
         // ORDERING: Release pairs with the producer's Acquire load of the
         // stamp: our read happens before its write.
         Stamp::store(stamp, writable, Ordering::Release);
@@ -351,7 +412,7 @@ impl Consumers for ManyConsumers {
 
     fn before_send_wait(&self) {}
 
-    unsafe fn after_pop(&self, _waiting: impl Fn() -> bool, _head_word: &AtomicU64) {}
+    fn after_pop(&self, (): &mut (), _waiting: impl Fn() -> bool, _head_word: &AtomicU64) {}
 }
 
 impl<K: Consumers> sealed::Sealed for Claiming<K> {}
@@ -580,6 +641,7 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
 unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claiming<K>> {
     type Item = T;
     type Front = RingFront<T, Stamped>;
+    type Cursor = K::Cursor;
     type Senders = Many;
     type Receivers = K::Arity;
     const CAPACITY: Option<usize> = Some(CAP);
@@ -587,6 +649,10 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
 
     fn new() -> Self {
         Self::with_cursors(Claiming::new())
+    }
+
+    fn cursor(&self) -> K::Cursor {
+        K::cursor()
     }
 
     #[inline]
@@ -653,7 +719,7 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
     }
 
     #[inline]
-    unsafe fn front(&self) -> Result<RingFront<T, Stamped>, PopError> {
+    unsafe fn front(&self, _cursor: &mut K::Cursor) -> Result<RingFront<T, Stamped>, PopError> {
         // ORDERING: Relaxed; a single consumer reads its own head, many
         // consumers re-validate with the compare-exchange below.
         let mut head = self.cursors.head.load(Ordering::Relaxed);
@@ -798,13 +864,14 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
         clippy::needless_pass_by_value,
         reason = "a released front is used up, as `Storage::release_front` takes it"
     )]
-    unsafe fn release_front(&self, front: RingFront<T, Stamped>) {
+    unsafe fn release_front(&self, cursor: &mut K::Cursor, front: RingFront<T, Stamped>) {
         // SAFETY: the slot of `front.pos` in our array (set by `front`).
         let slot = unsafe { &*front.slot };
         // SAFETY: this consumer read the value at `front.pos`, which it
         // owns (caller's contract).
         unsafe {
             self.cursors.consumers.free(
+                cursor,
                 &slot.stamp,
                 writable(front.pos + Self::CAP64),
                 front.pos,
@@ -813,16 +880,16 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
         }
     }
 
-    unsafe fn peek(&self) -> Option<&T> {
+    unsafe fn peek<'a>(&'a self, _cursor: &'a mut K::Cursor) -> Option<&'a T> {
         // ORDERING: Relaxed; the single consumer reads its own head.
         let head = self.cursors.head.load(Ordering::Relaxed);
         // ORDERING: Acquire pairs with the producer's publish.
         if self.slot(head).stamp.load(Ordering::Acquire) != readable(head) {
             return None;
         }
-        // SAFETY: the slot holds the value for `head`, and only this consumer
-        // could move it, which the caller promises not to do while the
-        // reference lives.
+        // SAFETY: the slot holds the value for `head`, and only the single
+        // consumer (caller's contract) could move it, which needs its
+        // cursor, borrowed for as long as the reference lives.
         Some(unsafe { self.slot(head).get() })
     }
 
@@ -846,14 +913,10 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
         self.cursors.consumers.before_send_wait();
     }
 
-    unsafe fn after_pop(&self, waiting: impl Fn() -> bool) {
-        // SAFETY: the single consumer (caller's contract), for the only
-        // consumers that do anything here.
-        unsafe {
-            self.cursors
-                .consumers
-                .after_pop(waiting, &self.cursors.head);
-        }
+    unsafe fn after_pop(&self, cursor: &mut K::Cursor, waiting: impl Fn() -> bool) {
+        self.cursors
+            .consumers
+            .after_pop(cursor, waiting, &self.cursors.head);
     }
 
     unsafe fn drain(&self) {

@@ -15,6 +15,7 @@ where
     Ring<u64, CAP, P, C>: Storage<Item = u64>,
 {
     let ring = Arc::new(Ring::<u64, CAP, P, C>::new());
+    let mut cursor = ring.cursor();
     let producer = {
         let ring = Arc::clone(&ring);
         std::thread::spawn(move || {
@@ -31,7 +32,7 @@ where
     let mut next = 0;
     while next < n {
         // SAFETY: the only consumer.
-        match unsafe { ring.try_pop() } {
+        match unsafe { ring.try_pop(&mut cursor) } {
             Ok(value) => {
                 assert_eq!(value, next);
                 next += 1;
@@ -58,6 +59,7 @@ where
     Ring<String, 4, P, C>: Storage<Item = String>,
 {
     let ring = Ring::<String, 4, P, C>::new();
+    let mut cursor = ring.cursor();
     // SAFETY: single-threaded.
     unsafe {
         for i in 0..4 {
@@ -66,12 +68,12 @@ where
         assert!(ring.is_full());
         assert_eq!(ring.try_push("x".into()), Err(PushError::Full("x".into())));
         assert_eq!(ring.len(), 4);
-        assert_eq!(ring.try_pop().as_deref(), Ok("0"));
+        assert_eq!(ring.try_pop(&mut cursor).as_deref(), Ok("0"));
         ring.try_push("4".into()).unwrap();
         for i in 1..5 {
-            assert_eq!(ring.try_pop(), Ok(i.to_string()));
+            assert_eq!(ring.try_pop(&mut cursor), Ok(i.to_string()));
         }
-        assert_eq!(ring.try_pop(), Err(PopError::Empty));
+        assert_eq!(ring.try_pop(&mut cursor), Err(PopError::Empty));
     }
 }
 
@@ -88,6 +90,7 @@ where
     Ring<u8, 4, P, C>: Capacity<Item = u8>,
 {
     let ring = Ring::<u8, 4, P, C>::new();
+    let mut cursor = ring.cursor();
     // SAFETY: single-threaded.
     unsafe {
         ring.try_acquire(2).unwrap();
@@ -100,8 +103,14 @@ where
         ring.release(1);
         assert_eq!(ring.reserved(), 0);
         ring.try_push(4).unwrap();
-        assert_eq!((ring.try_pop(), ring.try_pop()), (Ok(1), Ok(2)));
-        assert_eq!((ring.try_pop(), ring.try_pop()), (Ok(3), Ok(4)));
+        assert_eq!(
+            (ring.try_pop(&mut cursor), ring.try_pop(&mut cursor)),
+            (Ok(1), Ok(2))
+        );
+        assert_eq!(
+            (ring.try_pop(&mut cursor), ring.try_pop(&mut cursor)),
+            (Ok(3), Ok(4))
+        );
     }
 }
 
@@ -120,6 +129,7 @@ where
     Ring<u64, 4, Many, C>: Capacity<Item = u64>,
 {
     let ring = Ring::<u64, 4, Many, C>::new();
+    let mut cursor = ring.cursor();
     // SAFETY: single-threaded.
     unsafe {
         for lap in 0..3 {
@@ -128,14 +138,14 @@ where
             ring.try_push(base + 1).unwrap();
             ring.try_push(base + 2).unwrap();
             assert_eq!(ring.try_push(base + 9), Err(PushError::Full(base + 9)));
-            assert_eq!(ring.try_pop(), Ok(base + 1));
+            assert_eq!(ring.try_pop(&mut cursor), Ok(base + 1));
             ring.push_reserved(base + 3).unwrap();
             ring.push_reserved(base + 4).unwrap();
             ring.try_push(base + 5).unwrap();
             for want in 2..=5 {
-                assert_eq!(ring.try_pop(), Ok(base + want));
+                assert_eq!(ring.try_pop(&mut cursor), Ok(base + want));
             }
-            assert_eq!(ring.try_pop(), Err(PopError::Empty));
+            assert_eq!(ring.try_pop(&mut cursor), Err(PopError::Empty));
         }
     }
 }
@@ -168,6 +178,7 @@ where
     Ring<u8, 2, Many, C>: Capacity<Item = u8>,
 {
     let ring = Ring::<u8, 2, Many, C>::new();
+    let mut cursor = ring.cursor();
     assert!(ring.may_grant());
     // SAFETY: single-threaded.
     unsafe {
@@ -181,7 +192,7 @@ where
         assert!(ring.may_grant());
         ring.try_push(2).unwrap();
         assert!(!ring.may_grant());
-        assert_eq!(ring.try_pop(), Ok(1));
+        assert_eq!(ring.try_pop(&mut cursor), Ok(1));
     }
     assert!(ring.may_grant());
     assert_eq!(ring.grant(1), 1);
@@ -200,6 +211,7 @@ where
     Ring<u8, 4, P, C>: Storage<Item = u8>,
 {
     let ring = Ring::<u8, 4, P, C>::new();
+    let mut cursor = ring.cursor();
     // SAFETY: single-threaded.
     unsafe {
         ring.try_push(1).unwrap();
@@ -207,8 +219,8 @@ where
         assert!(!ring.close(false));
         assert_eq!(ring.try_push(2), Err(PushError::Closed(2)));
         assert_eq!(ring.try_acquire(1), Err(PushError::Closed(())));
-        assert_eq!(ring.try_pop(), Ok(1));
-        assert_eq!(ring.try_pop(), Err(PopError::Closed));
+        assert_eq!(ring.try_pop(&mut cursor), Ok(1));
+        assert_eq!(ring.try_pop(&mut cursor), Err(PopError::Closed));
     }
 }
 
@@ -224,6 +236,7 @@ fn dropping_a_ring_drops_what_it_holds_once() {
     let live = Arc::new(());
     {
         let ring = Ring::<Arc<()>, 4, Many, One>::new();
+        let mut cursor = ring.cursor();
         let spsc = Ring::<Arc<()>, 4, One, One>::new();
         // SAFETY: single-threaded.
         unsafe {
@@ -231,7 +244,7 @@ fn dropping_a_ring_drops_what_it_holds_once() {
                 ring.try_push(Arc::clone(&live)).unwrap();
                 spsc.try_push(Arc::clone(&live)).unwrap();
             }
-            drop(ring.try_pop());
+            drop(ring.try_pop(&mut cursor));
         }
         assert_eq!(Arc::strong_count(&live), 6);
     }
@@ -246,6 +259,7 @@ where
     let live = Arc::new(());
     {
         let ring = Ring::<Arc<()>, 1, P, One>::new();
+        let mut cursor = ring.cursor();
         let mut first = Some(Arc::clone(&live));
         let mut second = Some(Arc::clone(&live));
         // SAFETY: single-threaded.
@@ -255,7 +269,10 @@ where
             assert_eq!(ring.try_push_from(&mut second), Err(PushError::Full(())));
             assert!(second.is_some(), "a push that does not fit leaves it");
             ring.close(true);
-            assert_eq!(ring.try_pop().map(|v| Arc::ptr_eq(&v, &live)), Ok(true));
+            assert_eq!(
+                ring.try_pop(&mut cursor).map(|v| Arc::ptr_eq(&v, &live)),
+                Ok(true)
+            );
             assert_eq!(ring.try_push_from(&mut second), Err(PushError::Closed(())));
             assert!(second.is_some(), "a refused push hands it back");
         }
@@ -289,13 +306,14 @@ fn draining_drops_every_queued_value() {
 #[test]
 fn zero_sized_values_travel_through_every_arity() {
     let spsc = Ring::<(), 2, One, One>::new();
+    let mut spsc_cursor = spsc.cursor();
     let mpmc = Ring::<(), 2, Many, Many>::new();
     // SAFETY: single-threaded.
     unsafe {
         spsc.try_push(()).unwrap();
         mpmc.try_push(()).unwrap();
-        assert_eq!(spsc.try_pop(), Ok(()));
-        assert_eq!(mpmc.try_pop(), Ok(()));
+        assert_eq!(spsc.try_pop(&mut spsc_cursor), Ok(()));
+        assert_eq!(mpmc.try_pop(&mut mpmc.cursor()), Ok(()));
     }
     assert_eq!(size_of::<Slot<(), crate::slot::NoStamp>>(), 0);
 }
@@ -303,13 +321,14 @@ fn zero_sized_values_travel_through_every_arity() {
 #[test]
 fn peek_leaves_the_value_in_place() {
     let ring = Ring::<String, 2, Many, One>::new();
+    let mut cursor = ring.cursor();
     // SAFETY: single-threaded.
     unsafe {
-        assert!(ring.peek().is_none());
+        assert!(ring.peek(&mut cursor).is_none());
         ring.try_push("a".into()).unwrap();
-        assert_eq!(ring.peek().map(String::as_str), Some("a"));
+        assert_eq!(ring.peek(&mut cursor).map(String::as_str), Some("a"));
         assert_eq!(ring.len(), 1);
-        assert_eq!(ring.try_pop().as_deref(), Ok("a"));
+        assert_eq!(ring.try_pop(&mut cursor).as_deref(), Ok("a"));
     }
 }
 
@@ -342,8 +361,9 @@ fn poll_while_claimed<T: Send + std::fmt::Debug>(
     {
         word = current;
     }
-    // SAFETY: `chan` has no other consumer.
-    let mut recv = pin!(unsafe { crate::future::Recv::new(chan) });
+    let mut cursor = chan.cursor();
+    // SAFETY: `chan` has no other consumer, and this is its only cursor.
+    let mut recv = pin!(unsafe { crate::future::Recv::new(chan, &mut cursor) });
     let pending = recv.as_mut().poll(&mut cx).is_pending();
     let wakes_while_claimed = wakes.0.load(Ordering::Relaxed);
     // The producer finishes: writes, publishes, notifies.

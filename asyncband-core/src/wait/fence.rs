@@ -113,24 +113,39 @@ const FENCED_AT_FIRST: u32 = 64;
 /// The longest stretch of fenced publishes [`Fence`] doubles up to.
 const MAX_FENCED_STRETCH: u32 = 1 << 20;
 
-/// The publication mode of one single endpoint.
+/// The publication mode of one single endpoint: the word its waiters and
+/// its publishes share. What only the publisher keeps is a [`Stretch`].
 #[derive(Debug)]
 pub(crate) struct Fence {
     /// `PLAIN`, `REQUESTED` or `FENCED` (module docs).
     mode: AtomicUsize,
+}
+
+/// The publisher's own count of its fenced stretches, kept where only the
+/// publisher reaches it (a single consumer's in its cursor, a single
+/// producer's beside its index) and used through `&mut`.
+#[derive(Debug)]
+pub(crate) struct Stretch {
     /// Fenced publishes still to go, with nobody waiting, before the
-    /// publisher goes back to plain stores; reset to `stretch` whenever it
+    /// publisher goes back to plain stores; reset to `length` whenever it
     /// sees a waiter.
-    ///
-    /// # Safety
-    ///
-    /// Touched only by the single publisher.
-    left: UnsafeCell<u32>,
-    /// Publisher-owned (as `left`): how many fenced publishes with nobody
-    /// waiting it takes to go plain; starts at [`PLAIN_AFTER`].
-    stretch: UnsafeCell<u32>,
-    /// Publisher-owned (as `left`): the position it last went plain at.
-    plain_at: UnsafeCell<u64>,
+    left: u32,
+    /// How many fenced publishes with nobody waiting it takes to go plain;
+    /// starts at [`PLAIN_AFTER`].
+    length: u32,
+    /// The position it last went plain at.
+    plain_at: u64,
+}
+
+impl Stretch {
+    /// The count of a new publisher, whose fence starts `FENCED`.
+    pub(crate) fn new() -> Self {
+        Self {
+            left: FENCED_AT_FIRST,
+            length: PLAIN_AFTER,
+            plain_at: 0,
+        }
+    }
 }
 
 impl Fence {
@@ -142,9 +157,6 @@ impl Fence {
         membarrier::process();
         Self {
             mode: AtomicUsize::new(FENCED),
-            left: UnsafeCell::new(FENCED_AT_FIRST),
-            stretch: UnsafeCell::new(PLAIN_AFTER),
-            plain_at: UnsafeCell::new(0),
         }
     }
 
@@ -154,20 +166,15 @@ impl Fence {
     ///
     /// `FENCED` costs a compare here and no call; only the acknowledgement
     /// is out of line.
-    ///
-    /// # Safety
-    ///
-    /// Single publisher.
     #[inline]
-    pub(crate) unsafe fn fenced(&self, position: u64) -> bool {
+    pub(crate) fn fenced(&self, own: &mut Stretch, position: u64) -> bool {
         // ORDERING: Relaxed; the publisher reads a word only waiters write
         // (to `REQUESTED`), and a stale `PLAIN` is covered by the system call
         // of the waiter that wrote it.
         match self.mode.load(Ordering::Relaxed) {
             PLAIN => false,
             FENCED => true,
-            // SAFETY: forwarded from the caller.
-            _ => unsafe { self.acknowledge(position) },
+            _ => self.acknowledge(own, position),
         }
     }
 
@@ -181,26 +188,15 @@ impl Fence {
     /// lost, so the next stretch is twice as long (up to
     /// [`MAX_FENCED_STRETCH`]); when it comes later, the stretch goes back to
     /// [`PLAIN_AFTER`].
-    ///
-    /// # Safety
-    ///
-    /// Single publisher.
     #[cold]
-    unsafe fn acknowledge(&self, position: u64) -> bool {
-        // SAFETY: only the single publisher touches `plain_at`, `stretch`
-        // and `left`.
-        unsafe {
-            let plain = self.plain_at.with(|at| position.wrapping_sub(*at));
-            let stretch = self.stretch.with_mut(|stretch| {
-                *stretch = if plain < u64::from(*stretch) {
-                    (*stretch * 2).min(MAX_FENCED_STRETCH)
-                } else {
-                    PLAIN_AFTER
-                };
-                *stretch
-            });
-            self.left.with_mut(|left| *left = stretch);
-        }
+    fn acknowledge(&self, own: &mut Stretch, position: u64) -> bool {
+        let plain = position.wrapping_sub(own.plain_at);
+        own.length = if plain < u64::from(own.length) {
+            (own.length * 2).min(MAX_FENCED_STRETCH)
+        } else {
+            PLAIN_AFTER
+        };
+        own.left = own.length;
         // SeqCst: the acknowledgement; waiters that read it see every
         // earlier publish (module docs).
         self.mode.store_sc(FENCED);
@@ -211,29 +207,22 @@ impl Fence {
     /// current stretch (at first [`PLAIN_AFTER`]) in a row with `waiting()`
     /// false, goes back to plain stores (unless a waiter turns up
     /// meanwhile). `position()` reads the publisher's index, only then.
-    ///
-    /// # Safety
-    ///
-    /// Single publisher.
     #[inline]
-    pub(crate) unsafe fn fenced_publish(
+    pub(crate) fn fenced_publish(
         &self,
+        own: &mut Stretch,
         waiting: impl Fn() -> bool,
         position: impl FnOnce() -> u64,
     ) {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.fenced_publish_through(membarrier::process, waiting, position) }
+        self.fenced_publish_through(own, membarrier::process, waiting, position);
     }
 
     /// [`Fence::fenced_publish`], deciding whether the fence may go plain
     /// with `barrier()`, asked only when a stretch runs out.
-    ///
-    /// # Safety
-    ///
-    /// Single publisher.
     #[inline]
-    unsafe fn fenced_publish_through<'b>(
+    fn fenced_publish_through<'b>(
         &self,
+        own: &mut Stretch,
         barrier: impl FnOnce() -> &'b Membarrier,
         waiting: impl Fn() -> bool,
         position: impl FnOnce() -> u64,
@@ -243,41 +232,30 @@ impl Fence {
         if self.mode.load(Ordering::Relaxed) != FENCED {
             return;
         }
-        // SAFETY: only the single publisher (the caller) touches `left` and
-        // `stretch`.
-        let expired = unsafe {
-            if waiting() {
-                let stretch = self.stretch.with(|stretch| *stretch);
-                self.left.with_mut(|left| *left = stretch);
-                false
-            } else {
-                self.left.with_mut(|left| {
-                    *left -= 1;
-                    *left == 0
-                })
-            }
+        let expired = if waiting() {
+            own.left = own.length;
+            false
+        } else {
+            own.left -= 1;
+            own.left == 0
         };
         if expired {
-            // SAFETY: forwarded from the caller.
-            unsafe { self.go_plain(barrier(), waiting, position()) };
+            self.go_plain(own, barrier(), waiting, position());
         }
     }
 
     /// A fenced stretch ran out with nobody waiting: back to plain stores,
     /// if `barrier` may be used.
-    ///
-    /// # Safety
-    ///
-    /// Single publisher.
     #[cold]
-    unsafe fn go_plain(&self, barrier: &Membarrier, waiting: impl Fn() -> bool, position: u64) {
-        // SAFETY: only the single publisher touches `left`, `stretch` and
-        // `plain_at`.
-        unsafe {
-            let stretch = self.stretch.with(|stretch| *stretch);
-            self.left.with_mut(|left| *left = stretch);
-            self.plain_at.with_mut(|at| *at = position);
-        }
+    fn go_plain(
+        &self,
+        own: &mut Stretch,
+        barrier: &Membarrier,
+        waiting: impl Fn() -> bool,
+        position: u64,
+    ) {
+        own.left = own.length;
+        own.plain_at = position;
         if !barrier.usable() {
             return;
         }
@@ -316,18 +294,82 @@ impl Fence {
     }
 }
 
+/// A single producer's fence with its [`Stretch`] beside it in the shared
+/// part: pushes through units, from whichever thread holds them, publish
+/// for the producer too (taking turns on a latch), so its count cannot live
+/// in its endpoint as a single consumer's does.
+#[derive(Debug)]
+pub(crate) struct ProducerFence {
+    fence: Fence,
+    /// # Safety
+    ///
+    /// Touched only by the single producer or by the holder of its latch.
+    own: UnsafeCell<Stretch>,
+}
+
+impl ProducerFence {
+    /// A new producer's fence (see [`Fence::new`]).
+    pub(crate) fn new() -> Self {
+        Self {
+            fence: Fence::new(),
+            own: UnsafeCell::new(Stretch::new()),
+        }
+    }
+
+    /// The shared mode, for waiters.
+    pub(crate) fn fence(&self) -> &Fence {
+        &self.fence
+    }
+
+    /// [`Fence::fenced`] with the producer's count.
+    ///
+    /// # Safety
+    ///
+    /// The single producer, or the holder of its latch.
+    #[inline]
+    pub(crate) unsafe fn fenced(&self, position: u64) -> bool {
+        self.own.with_mut(|own| {
+            // SAFETY: the caller is the only one touching `own` (field
+            // rules).
+            let own = unsafe { &mut *own };
+            self.fence.fenced(own, position)
+        })
+    }
+
+    /// [`Fence::fenced_publish`] with the producer's count.
+    ///
+    /// # Safety
+    ///
+    /// As for [`ProducerFence::fenced`].
+    #[inline]
+    pub(crate) unsafe fn fenced_publish(
+        &self,
+        waiting: impl Fn() -> bool,
+        position: impl FnOnce() -> u64,
+    ) {
+        self.own.with_mut(|own| {
+            // SAFETY: as in `fenced`.
+            let own = unsafe { &mut *own };
+            self.fence.fenced_publish(own, waiting, position);
+        });
+    }
+
+    /// [`Fence::before_wait`].
+    pub(crate) fn before_wait(&self) {
+        self.fence.before_wait();
+    }
+}
+
 #[cfg(all(test, not(asyncband_loom)))]
 impl Fence {
     /// A fence that publishes plainly (where `membarrier` is available), as
     /// one whose channel has streamed for a while with nobody waiting.
     pub(crate) fn plain_for_tests() -> Self {
         let fence = Self::new();
+        let mut own = Stretch::new();
         for position in 1..=u64::from(FENCED_AT_FIRST) {
-            // SAFETY: the caller of this helper is the fence's only user.
-            unsafe {
-                if fence.fenced(position) {
-                    fence.fenced_publish(|| false, || position);
-                }
+            if fence.fenced(&mut own, position) {
+                fence.fenced_publish(&mut own, || false, || position);
             }
         }
         assert_eq!(fence.is_plain(), membarrier::process().usable());
@@ -521,39 +563,56 @@ mod membarrier {
 mod tests {
     use super::*;
 
+    /// A fence and its publisher's count.
+    struct Publisher {
+        fence: Fence,
+        own: Stretch,
+    }
+
+    impl Publisher {
+        fn new() -> Self {
+            Self {
+                fence: Fence::new(),
+                own: Stretch::new(),
+            }
+        }
+    }
+
     /// Publishes at `positions` as a storage does (asks `fenced`, then
     /// counts a fenced publish); whether each one was fenced.
-    fn publish(fence: &Fence, positions: std::ops::Range<u64>, waiting: bool) -> Vec<bool> {
-        publish_through(fence, membarrier::process(), positions, waiting)
+    fn publish(
+        publisher: &mut Publisher,
+        positions: std::ops::Range<u64>,
+        waiting: bool,
+    ) -> Vec<bool> {
+        publish_through(publisher, membarrier::process(), positions, waiting)
     }
 
     /// [`publish`], deciding whether the fence may go plain with `barrier`.
     fn publish_through(
-        fence: &Fence,
+        publisher: &mut Publisher,
         barrier: &Membarrier,
         positions: std::ops::Range<u64>,
         waiting: bool,
     ) -> Vec<bool> {
+        let Publisher { fence, own } = publisher;
         positions
             .map(|position| {
-                // SAFETY: this test is the only publisher.
-                unsafe {
-                    let fenced = fence.fenced(position);
-                    if fenced {
-                        fence.fenced_publish_through(|| barrier, || waiting, || position);
-                    }
-                    fenced
+                let fenced = fence.fenced(own, position);
+                if fenced {
+                    fence.fenced_publish_through(own, || barrier, || waiting, || position);
                 }
+                fenced
             })
             .collect()
     }
 
     /// A fence that has published plainly for longer than any stretch, as
     /// a channel nobody has waited on; the position to publish next.
-    fn plain_for_a_while() -> (Fence, u64) {
-        let fence = Fence::new();
+    fn plain_for_a_while() -> (Publisher, u64) {
+        let mut fence = Publisher::new();
         let start = 4 * u64::from(PLAIN_AFTER);
-        let published = publish(&fence, 0..start, false);
+        let published = publish(&mut fence, 0..start, false);
         assert!(
             published[FENCED_AT_FIRST as usize..]
                 .iter()
@@ -564,14 +623,14 @@ mod tests {
 
     #[test]
     fn a_new_fence_publishes_fenced_at_first_and_then_plain_with_nobody_waiting() {
-        let fence = Fence::new();
+        let mut fence = Publisher::new();
         // A waiter on a new channel needs no system call: the fence is
         // already fenced.
-        assert_eq!(fence.mode.load_sc(), FENCED);
-        fence.before_wait();
-        assert_eq!(fence.mode.load_sc(), FENCED);
+        assert_eq!(fence.fence.mode.load_sc(), FENCED);
+        fence.fence.before_wait();
+        assert_eq!(fence.fence.mode.load_sc(), FENCED);
         let first = u64::from(FENCED_AT_FIRST);
-        let published = publish(&fence, 0..first + 1, false);
+        let published = publish(&mut fence, 0..first + 1, false);
         assert!(published[..FENCED_AT_FIRST as usize].iter().all(|&f| f));
         assert_eq!(
             published[FENCED_AT_FIRST as usize],
@@ -581,10 +640,10 @@ mod tests {
 
     #[test]
     fn a_fenced_stretch_with_nobody_waiting_goes_plain_after_plain_after_publishes() {
-        let (fence, at) = plain_for_a_while();
+        let (mut fence, at) = plain_for_a_while();
         let stretch = u64::from(PLAIN_AFTER);
-        fence.before_wait();
-        let after = publish(&fence, at..at + stretch + 5, false);
+        fence.fence.before_wait();
+        let after = publish(&mut fence, at..at + stretch + 5, false);
         assert!(after[..PLAIN_AFTER as usize].iter().all(|&f| f));
         assert!(
             after[PLAIN_AFTER as usize..]
@@ -595,60 +654,60 @@ mod tests {
 
     #[test]
     fn a_waiter_seen_while_fenced_restarts_the_stretch() {
-        let (fence, mut at) = plain_for_a_while();
+        let (mut fence, mut at) = plain_for_a_while();
         let stretch = u64::from(PLAIN_AFTER);
-        fence.before_wait();
+        fence.fence.before_wait();
         assert!(
-            publish(&fence, at..at + stretch / 2, false)
+            publish(&mut fence, at..at + stretch / 2, false)
                 .iter()
                 .all(|&f| f)
         );
         at += stretch / 2;
         // One publish sees a waiter: the count starts over.
-        assert_eq!(publish(&fence, at..at + 1, true), [true]);
+        assert_eq!(publish(&mut fence, at..at + 1, true), [true]);
         at += 1;
-        let rest = publish(&fence, at..at + stretch, false);
+        let rest = publish(&mut fence, at..at + stretch, false);
         assert!(
             rest.iter().all(|&f| f),
             "{PLAIN_AFTER} clean publishes since the waiter"
         );
         at += stretch;
         assert_eq!(
-            publish(&fence, at..at + 1, false),
+            publish(&mut fence, at..at + 1, false),
             [!membarrier::process().usable()]
         );
     }
 
     #[test]
     fn a_waiter_soon_after_going_plain_doubles_the_next_stretch_and_a_late_one_resets_it() {
-        let (fence, mut at) = plain_for_a_while();
+        let (mut fence, mut at) = plain_for_a_while();
         if !membarrier::process().usable() {
             return;
         }
         let stretch = u64::from(PLAIN_AFTER);
-        fence.before_wait();
+        fence.fence.before_wait();
         // PLAIN_AFTER fenced publishes, then plain.
         assert_eq!(
-            publish(&fence, at..at + stretch + 1, false).last(),
+            publish(&mut fence, at..at + stretch + 1, false).last(),
             Some(&false)
         );
         at += stretch + 1;
         // A waiter after one plain publish: the bet lost, twice as long.
-        fence.before_wait();
-        let doubled = publish(&fence, at..at + 2 * stretch + 1, false);
+        fence.fence.before_wait();
+        let doubled = publish(&mut fence, at..at + 2 * stretch + 1, false);
         assert!(doubled[..2 * PLAIN_AFTER as usize].iter().all(|&f| f));
         assert!(!doubled[2 * PLAIN_AFTER as usize]);
         at += 2 * stretch + 1;
         // Plain for longer than that stretch before the next waiter: back to
         // PLAIN_AFTER.
         assert!(
-            publish(&fence, at..at + 3 * stretch, false)
+            publish(&mut fence, at..at + 3 * stretch, false)
                 .iter()
                 .all(|&f| !f)
         );
         at += 3 * stretch;
-        fence.before_wait();
-        let reset = publish(&fence, at..at + stretch + 1, false);
+        fence.fence.before_wait();
+        let reset = publish(&mut fence, at..at + stretch + 1, false);
         assert!(reset[..PLAIN_AFTER as usize].iter().all(|&f| f));
         assert!(!reset[PLAIN_AFTER as usize]);
     }
@@ -672,23 +731,23 @@ mod tests {
     fn with_the_barrier_turned_off_a_fence_never_goes_plain_and_never_calls_it() {
         let off = Membarrier::probe(true);
         assert!(!off.usable());
-        let fence = Fence::new();
+        let mut fence = Publisher::new();
         let stretch = 4 * u64::from(PLAIN_AFTER);
         let mut at = 0;
         for _ in 0..4 {
             // A long quiet stretch, a waiter, a publish that sees it.
             assert!(
-                publish_through(&fence, &off, at..at + stretch, false)
+                publish_through(&mut fence, &off, at..at + stretch, false)
                     .iter()
                     .all(|&f| f)
             );
             at += stretch;
-            fence.before_wait_through(|| &off);
-            assert_eq!(fence.mode.load_sc(), FENCED);
-            assert_eq!(publish_through(&fence, &off, at..at + 1, true), [true]);
+            fence.fence.before_wait_through(|| &off);
+            assert_eq!(fence.fence.mode.load_sc(), FENCED);
+            assert_eq!(publish_through(&mut fence, &off, at..at + 1, true), [true]);
             at += 1;
         }
-        assert!(!fence.is_plain());
+        assert!(!fence.fence.is_plain());
         assert_eq!(off.calls(), 0);
     }
 
@@ -698,17 +757,20 @@ mod tests {
         if !on.usable() {
             return;
         }
-        let fence = Fence::new();
+        let mut fence = Publisher::new();
         let first = u64::from(FENCED_AT_FIRST);
-        publish_through(&fence, &on, 0..first, false);
-        assert!(fence.is_plain());
-        fence.before_wait_through(|| &on);
+        publish_through(&mut fence, &on, 0..first, false);
+        assert!(fence.fence.is_plain());
+        fence.fence.before_wait_through(|| &on);
         assert_eq!(on.calls(), 1);
         // Not yet acknowledged: a second waiter calls too.
-        fence.before_wait_through(|| &on);
+        fence.fence.before_wait_through(|| &on);
         assert_eq!(on.calls(), 2);
-        assert_eq!(publish_through(&fence, &on, first..first + 1, true), [true]);
-        fence.before_wait_through(|| &on);
+        assert_eq!(
+            publish_through(&mut fence, &on, first..first + 1, true),
+            [true]
+        );
+        fence.fence.before_wait_through(|| &on);
         assert_eq!(on.calls(), 2, "acknowledged: no call");
     }
 

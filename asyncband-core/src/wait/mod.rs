@@ -37,8 +37,8 @@ use std::pin::Pin;
 use std::task::Waker;
 
 pub use cell::Cell;
-pub(crate) use fence::Fence;
 pub use fence::PLAIN_AFTER;
+pub(crate) use fence::{Fence, ProducerFence, Stretch};
 #[doc(hidden)]
 pub use fence::{membarrier_calls, membarrier_decided, membarrier_in_use};
 pub use queue::{Queue, QueueNode};

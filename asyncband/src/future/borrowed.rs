@@ -57,7 +57,7 @@ pin_project! {
         F: Flavour,
     {
         #[pin]
-        pub(crate) inner: Recv<F::Storage, &'a Chan<F::Storage>>,
+        pub(crate) inner: Recv<'a, F::Storage>,
     }
 }
 
@@ -83,7 +83,7 @@ pin_project! {
         F: Flavour,
     {
         #[pin]
-        pub(crate) inner: RecvMany<'a, F::Storage, &'a Chan<F::Storage>>,
+        pub(crate) inner: RecvMany<'a, 'a, F::Storage>,
     }
 }
 
