@@ -49,11 +49,13 @@ pub enum PopError {
 ///
 /// # Cursors
 ///
-/// A single consumer's own state (its position, its copy of the producers'
-/// position, its count of fenced publishes) is not in the storage but in a
-/// [`Storage::Cursor`] that the consumer keeps and passes by `&mut` to every
-/// consumer-side method. The storage keeps what others read: the published
-/// head, for queries, producers and the drain.
+/// A single consumer's own state (its position and its copy of the
+/// producers' position) is not in the storage but in a [`Storage::Cursor`]
+/// that the consumer keeps and passes by `&mut` to every consumer-side
+/// method: the cursor is the right to act as the consumer. The storage
+/// keeps what others read (the published head, for queries, producers and
+/// the drain) and the consumer's fence, whose count sits beside the mode it
+/// reads on every pop, used under that right.
 pub unsafe trait Storage: Sized + std::fmt::Debug {
     /// The values stored.
     type Item;

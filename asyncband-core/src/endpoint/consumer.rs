@@ -8,6 +8,8 @@ use std::ptr::NonNull;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
+use crossbeam_utils::CachePadded;
+
 use crate::Arc;
 use crate::arity::{Many, One};
 use crate::chan::Chan;
@@ -43,7 +45,11 @@ pub struct Consumer<S: Storage> {
     ///
     /// The channel's one cursor: made with the channel, never given out
     /// except borrowed in a [`ConsumerRef`].
-    cursor: S::Cursor,
+    ///
+    /// Written on every receive, so it has lines of its own: apart from
+    /// whatever the caller keeps beside the endpoint (a stack frame's
+    /// locals, written around every call) and from other threads' data.
+    cursor: Box<CachePadded<S::Cursor>>,
     wait: PollWait<S>,
 }
 
@@ -162,7 +168,7 @@ impl<S: Storage> Consumer<S> {
     /// The consumer of the new channel `chan`, with its one cursor.
     pub(super) fn new(chan: Arc<Chan<S>>) -> Self {
         Self {
-            cursor: chan.cursor(),
+            cursor: Box::new(CachePadded::new(chan.cursor())),
             chan,
             wait: PollWait::new(),
         }

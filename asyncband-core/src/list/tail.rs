@@ -13,7 +13,7 @@ use crate::boundary::Boundary;
 use crate::slot::{NoStamp, Stamped, is_large, readable};
 use crate::storage::PushError;
 use crate::sync::{AtomicPtr, AtomicU64, Latch, Ordering, SeqCst};
-use crate::wait::ProducerFence;
+use crate::wait::SingleFence;
 
 /// The close bit of [`ManyTail::word`].
 pub(super) const CLOSED: u64 = 1;
@@ -31,7 +31,7 @@ pub struct OneTail<T> {
     /// The close flag and frozen end; read-mostly, on a line of its own.
     pub(super) boundary: CachePadded<Boundary>,
     /// How it publishes (plain while nobody waits); on a line of its own.
-    fence: CachePadded<ProducerFence>,
+    fence: CachePadded<SingleFence>,
     /// Serialises pushes through units, which may be made from several
     /// threads (units are `Send`).
     latch: Latch,
@@ -134,7 +134,7 @@ impl<T> Tail<T> for OneTail<T> {
             index: AtomicU64::new(0),
             block: AtomicPtr::new(first),
             boundary: CachePadded::new(Boundary::new()),
-            fence: CachePadded::new(ProducerFence::new()),
+            fence: CachePadded::new(SingleFence::new()),
             latch: Latch::new(),
         }
     }

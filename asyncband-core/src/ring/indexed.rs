@@ -27,7 +27,7 @@ use crate::boundary::Boundary;
 use crate::slot::NoStamp;
 use crate::storage::{Capacity, PopError, PushError, Storage};
 use crate::sync::{AtomicU64, AtomicUsize, Latch, Ordering, SeqCst, UnsafeCell};
-use crate::wait::{Fence, ProducerFence, Stretch};
+use crate::wait::SingleFence;
 
 use super::buffer::{Buffer, Cursors, RingFront, sealed};
 
@@ -58,7 +58,7 @@ pub struct Indexed {
     /// How the consumer frees slots (plain while the producer does not
     /// wait): read by the consumer on every pop, written by a waiting
     /// producer.
-    consumer_fence: CachePadded<Fence>,
+    consumer_fence: CachePadded<SingleFence>,
     /// Close protocol of a single producer; read-mostly.
     boundary: CachePadded<Boundary>,
 }
@@ -66,7 +66,7 @@ pub struct Indexed {
 /// The single producer's own state.
 struct ProducerCursor {
     /// How it publishes (plain while nobody waits).
-    fence: ProducerFence,
+    fence: SingleFence,
     /// Units held as permits.
     reserved: AtomicUsize,
     /// Serialises pushes through units, which may be made from several
@@ -89,8 +89,7 @@ struct ProducerCursor {
 }
 
 /// The single consumer's cursor ([`Storage::Cursor`]), which its endpoint
-/// keeps: its position, its copy of the producer's, and its count of fenced
-/// publishes.
+/// keeps: its position and its copy of the producer's.
 ///
 /// # Examples
 ///
@@ -115,8 +114,6 @@ pub struct IndexedCursor {
     head: u64,
     /// The producer's tail as last read.
     tail_cache: u64,
-    /// Its count of fenced publishes.
-    own: Stretch,
 }
 
 /// A single endpoint's own copy of the position it publishes.
@@ -185,13 +182,13 @@ impl Cursors for Indexed {
             tail: CachePadded::new(AtomicU64::new(0)),
             head: CachePadded::new(AtomicU64::new(0)),
             producer: CachePadded::new(ProducerCursor {
-                fence: ProducerFence::new(),
+                fence: SingleFence::new(),
                 reserved: AtomicUsize::new(0),
                 latch: Latch::new(),
                 head_cache: UnsafeCell::new(0),
                 tail: Own(UnsafeCell::new(0)),
             }),
-            consumer_fence: CachePadded::new(Fence::new()),
+            consumer_fence: CachePadded::new(SingleFence::new()),
             boundary: CachePadded::new(Boundary::new()),
         }
     }
@@ -332,7 +329,6 @@ unsafe impl<T, const CAP: usize> Storage for Buffer<T, CAP, Indexed> {
         IndexedCursor {
             head,
             tail_cache: head,
-            own: Stretch::new(),
         }
     }
 
@@ -383,10 +379,9 @@ unsafe impl<T, const CAP: usize> Storage for Buffer<T, CAP, Indexed> {
                 PopError::Empty
             });
         }
-        let fenced = self
-            .cursors
-            .consumer_fence
-            .fenced(&mut cursor.own, head + 1);
+        // SAFETY: the consumer of the one cursor, borrowed mutably: no other
+        // consumer-side call runs (caller's contract).
+        let fenced = unsafe { self.cursors.consumer_fence.fenced(head + 1) };
         // `head` is below the published tail (and the boundary), so the
         // slot holds a value only the consumer of `cursor` reads (the
         // caller's contract: it is the only cursor).
@@ -525,10 +520,12 @@ unsafe impl<T, const CAP: usize> Storage for Buffer<T, CAP, Indexed> {
     }
 
     unsafe fn after_pop(&self, cursor: &mut IndexedCursor, waiting: impl Fn() -> bool) {
-        let head = cursor.head;
-        self.cursors
-            .consumer_fence
-            .fenced_publish(&mut cursor.own, waiting, || head);
+        // SAFETY: as in `front`.
+        unsafe {
+            self.cursors
+                .consumer_fence
+                .fenced_publish(waiting, || cursor.head);
+        }
     }
 
     fn grant(&self, _n: usize) -> usize {

@@ -52,7 +52,7 @@ use crate::arity::{Arity, Many, One};
 use crate::slot::{Stamp, Stamped, is_large, readable, writable};
 use crate::storage::{Capacity, PopError, PushError, Storage};
 use crate::sync::{AtomicU64, Ordering, SeqCst, spin_hint};
-use crate::wait::{Fence, Stretch};
+use crate::wait::SingleFence;
 
 use super::buffer::{Buffer, Cursors, RingFront, sealed};
 
@@ -162,7 +162,11 @@ pub trait Consumers: sealed::Sealed + Sized + 'static {
 
     /// After a pop: with one consumer, makes the freed slot visible to a
     /// sender that started waiting meanwhile (see `wait/fence.rs`).
-    fn after_pop(
+    ///
+    /// # Safety
+    ///
+    /// The consumer contract of [`Storage::try_pop`] for `cursor`.
+    unsafe fn after_pop(
         &self,
         cursor: &mut Self::Cursor,
         waiting: impl Fn() -> bool,
@@ -171,8 +175,9 @@ pub trait Consumers: sealed::Sealed + Sized + 'static {
 }
 
 /// The cursors of a single consumer of many producers: how it frees slots
-/// (plain while no sender waits). The consumer's count of fenced publishes
-/// is in its cursor, a [`OneConsumerCursor`].
+/// (plain while no sender waits). Its position is the ring's head word,
+/// which only it writes; its cursor, a [`OneConsumerCursor`], is the right
+/// to write it.
 ///
 /// # Examples
 ///
@@ -185,12 +190,13 @@ pub trait Consumers: sealed::Sealed + Sized + 'static {
 /// ```
 pub struct OneConsumer {
     /// On a line of its own: the consumer reads it on every pop.
-    fence: CachePadded<Fence>,
+    fence: CachePadded<SingleFence>,
 }
 
 /// The cursor of a single consumer of many producers
-/// ([`Storage::Cursor`]): its count of fenced publishes. Its position is
-/// the ring's head word, which only it writes.
+/// ([`Storage::Cursor`]): no state of its own (the position is the ring's
+/// head word, which producers and queries read), only the right to act as
+/// the one consumer, which its endpoint holds.
 ///
 /// # Examples
 ///
@@ -208,7 +214,7 @@ pub struct OneConsumer {
 /// ```
 #[derive(Debug)]
 pub struct OneConsumerCursor {
-    own: Stretch,
+    _one: (),
 }
 
 /// The cursors of many consumers: nothing beyond the head they claim.
@@ -248,14 +254,12 @@ impl Consumers for OneConsumer {
 
     fn new() -> Self {
         Self {
-            fence: CachePadded::new(Fence::new()),
+            fence: CachePadded::new(SingleFence::new()),
         }
     }
 
     fn cursor() -> OneConsumerCursor {
-        OneConsumerCursor {
-            own: Stretch::new(),
-        }
+        OneConsumerCursor { _one: () }
     }
 
     #[inline(always)]
@@ -304,7 +308,10 @@ impl Consumers for OneConsumer {
     ) {
         // Frees the slot (releasing our read); the notifier half for
         // waiting senders when fenced.
-        if self.fence.fenced(&mut cursor.own, head + 1) {
+        let _: &mut OneConsumerCursor = cursor;
+        // SAFETY: the single consumer, holding its cursor (caller's
+        // contract).
+        if unsafe { self.fence.fenced(head + 1) } {
             stamp.store_seq_cst(writable);
         } else {
             // ORDERING: Release pairs with the producer's SeqCst (acquiring)
@@ -321,16 +328,20 @@ impl Consumers for OneConsumer {
         self.fence.before_wait();
     }
 
-    fn after_pop(
+    unsafe fn after_pop(
         &self,
-        cursor: &mut OneConsumerCursor,
+        _cursor: &mut OneConsumerCursor,
         waiting: impl Fn() -> bool,
         head_word: &AtomicU64,
     ) {
-        self.fence.fenced_publish(&mut cursor.own, waiting, || {
-            // ORDERING: Relaxed; the consumer reads its own head.
-            head_word.load(Ordering::Relaxed)
-        });
+        // SAFETY: the single consumer, holding its cursor (caller's
+        // contract).
+        unsafe {
+            self.fence.fenced_publish(waiting, || {
+                // ORDERING: Relaxed; the consumer reads its own head.
+                head_word.load(Ordering::Relaxed)
+            });
+        }
     }
 }
 
@@ -412,7 +423,7 @@ impl Consumers for ManyConsumers {
 
     fn before_send_wait(&self) {}
 
-    fn after_pop(&self, (): &mut (), _waiting: impl Fn() -> bool, _head_word: &AtomicU64) {}
+    unsafe fn after_pop(&self, (): &mut (), _waiting: impl Fn() -> bool, _head_word: &AtomicU64) {}
 }
 
 impl<K: Consumers> sealed::Sealed for Claiming<K> {}
@@ -914,9 +925,12 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
     }
 
     unsafe fn after_pop(&self, cursor: &mut K::Cursor, waiting: impl Fn() -> bool) {
-        self.cursors
-            .consumers
-            .after_pop(cursor, waiting, &self.cursors.head);
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            self.cursors
+                .consumers
+                .after_pop(cursor, waiting, &self.cursors.head);
+        }
     }
 
     unsafe fn drain(&self) {

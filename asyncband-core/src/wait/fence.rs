@@ -114,18 +114,18 @@ const FENCED_AT_FIRST: u32 = 64;
 const MAX_FENCED_STRETCH: u32 = 1 << 20;
 
 /// The publication mode of one single endpoint: the word its waiters and
-/// its publishes share. What only the publisher keeps is a [`Stretch`].
+/// its publishes share. What only the publisher keeps is a [`Stretch`];
+/// the two are kept together in a [`SingleFence`].
 #[derive(Debug)]
 pub(crate) struct Fence {
     /// `PLAIN`, `REQUESTED` or `FENCED` (module docs).
     mode: AtomicUsize,
 }
 
-/// The publisher's own count of its fenced stretches, kept where only the
-/// publisher reaches it (a single consumer's in its cursor, a single
-/// producer's beside its index) and used through `&mut`.
+/// The publisher's own count of its fenced stretches, used through `&mut`
+/// by whoever holds the publisher's right to publish.
 #[derive(Debug)]
-pub(crate) struct Stretch {
+struct Stretch {
     /// Fenced publishes still to go, with nobody waiting, before the
     /// publisher goes back to plain stores; reset to `length` whenever it
     /// sees a waiter.
@@ -139,7 +139,7 @@ pub(crate) struct Stretch {
 
 impl Stretch {
     /// The count of a new publisher, whose fence starts `FENCED`.
-    pub(crate) fn new() -> Self {
+    fn new() -> Self {
         Self {
             left: FENCED_AT_FIRST,
             length: PLAIN_AFTER,
@@ -167,7 +167,7 @@ impl Fence {
     /// `FENCED` costs a compare here and no call; only the acknowledgement
     /// is out of line.
     #[inline]
-    pub(crate) fn fenced(&self, own: &mut Stretch, position: u64) -> bool {
+    fn fenced(&self, own: &mut Stretch, position: u64) -> bool {
         // ORDERING: Relaxed; the publisher reads a word only waiters write
         // (to `REQUESTED`), and a stale `PLAIN` is covered by the system call
         // of the waiter that wrote it.
@@ -208,7 +208,7 @@ impl Fence {
     /// false, goes back to plain stores (unless a waiter turns up
     /// meanwhile). `position()` reads the publisher's index, only then.
     #[inline]
-    pub(crate) fn fenced_publish(
+    fn fenced_publish(
         &self,
         own: &mut Stretch,
         waiting: impl Fn() -> bool,
@@ -294,21 +294,24 @@ impl Fence {
     }
 }
 
-/// A single producer's fence with its [`Stretch`] beside it in the shared
-/// part: pushes through units, from whichever thread holds them, publish
-/// for the producer too (taking turns on a latch), so its count cannot live
-/// in its endpoint as a single consumer's does.
+/// A single endpoint's fence with its publisher's [`Stretch`] beside the
+/// mode, on the line the publisher reads on every publish anyway: counting
+/// touches no other line. The count is the publisher's alone: a single
+/// producer's (or the holder of its latch, for pushes through units from
+/// other threads), or the single consumer's, whose `&mut` cursor is the
+/// proof that no other consumer-side call runs.
 #[derive(Debug)]
-pub(crate) struct ProducerFence {
+pub(crate) struct SingleFence {
     fence: Fence,
     /// # Safety
     ///
-    /// Touched only by the single producer or by the holder of its latch.
+    /// Touched only by the publisher: the single producer or the holder of
+    /// its latch, or the single consumer while it holds its cursor.
     own: UnsafeCell<Stretch>,
 }
 
-impl ProducerFence {
-    /// A new producer's fence (see [`Fence::new`]).
+impl SingleFence {
+    /// A new endpoint's fence (see [`Fence::new`]).
     pub(crate) fn new() -> Self {
         Self {
             fence: Fence::new(),
@@ -321,11 +324,11 @@ impl ProducerFence {
         &self.fence
     }
 
-    /// [`Fence::fenced`] with the producer's count.
+    /// [`Fence::fenced`] with the publisher's count.
     ///
     /// # Safety
     ///
-    /// The single producer, or the holder of its latch.
+    /// The publisher (field `own`).
     #[inline]
     pub(crate) unsafe fn fenced(&self, position: u64) -> bool {
         self.own.with_mut(|own| {
@@ -336,11 +339,11 @@ impl ProducerFence {
         })
     }
 
-    /// [`Fence::fenced_publish`] with the producer's count.
+    /// [`Fence::fenced_publish`] with the publisher's count.
     ///
     /// # Safety
     ///
-    /// As for [`ProducerFence::fenced`].
+    /// As for [`SingleFence::fenced`].
     #[inline]
     pub(crate) unsafe fn fenced_publish(
         &self,

@@ -38,7 +38,7 @@ use std::task::Waker;
 
 pub use cell::Cell;
 pub use fence::PLAIN_AFTER;
-pub(crate) use fence::{Fence, ProducerFence, Stretch};
+pub(crate) use fence::{Fence, SingleFence};
 #[doc(hidden)]
 pub use fence::{membarrier_calls, membarrier_decided, membarrier_in_use};
 pub use queue::{Queue, QueueNode};
