@@ -147,9 +147,10 @@ impl<T> Watch<T> for ManyTail<T> {
 }
 
 /// A single consumer's end: the index and block its consumer's cursor
-/// ([`OneHeadCursor`]) owns, published for queries and for the drain. The
-/// consumer checks the value at its index before it takes it (with no
-/// read-modify-write), and recycles each block when it leaves it.
+/// ([`OneHeadCursor`]) gives the right to move, published for queries and
+/// for the drain. The consumer checks the value at its index before it takes
+/// it (with no read-modify-write), and recycles each block when it leaves
+/// it.
 pub struct OneHead<T, Tx: Watch<T>> {
     /// The index of the next value; written only by the consumer, read by
     /// queries.
@@ -159,9 +160,11 @@ pub struct OneHead<T, Tx: Watch<T>> {
     block: AtomicPtr<Block<T, Tx::Stamp>>,
 }
 
-/// The cursor of a list's single consumer ([`Storage::Cursor`]): its index
-/// and block, and what it keeps of the producers' end (a copy of the
-/// producer's index when the producer is single, nothing otherwise).
+/// The cursor of a list's single consumer ([`Storage::Cursor`]): its block
+/// and what it keeps of the producers' end (a copy of the producer's index
+/// when the producer is single, nothing otherwise). Its index is the head's
+/// word, which only the holder of the cursor writes: one store per pop, as
+/// queries need it published anyway.
 ///
 /// # Examples
 ///
@@ -182,7 +185,6 @@ pub struct OneHead<T, Tx: Watch<T>> {
 ///
 /// [`Storage::Cursor`]: crate::storage::Storage::Cursor
 pub struct OneHeadCursor<T, Tx: Watch<T>> {
-    index: u64,
     block: *mut Block<T, Tx::Stamp>,
     seen: Tx::Seen,
 }
@@ -191,14 +193,13 @@ pub struct OneHeadCursor<T, Tx: Watch<T>> {
 // values it lets its holder take: as for the list, `T: Send` is required and
 // sufficient.
 unsafe impl<T: Send, Tx: Watch<T>> Send for OneHeadCursor<T, Tx> {}
-// SAFETY: a shared reference reaches only the index and the copy of the
-// tail (for `Debug`); the block is used only through `&mut`.
+// SAFETY: a shared reference reaches only the copy of the tail (for
+// `Debug`); the block is used only through `&mut`.
 unsafe impl<T: Send, Tx: Watch<T>> Sync for OneHeadCursor<T, Tx> {}
 
 impl<T, Tx: Watch<T>> std::fmt::Debug for OneHeadCursor<T, Tx> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OneHeadCursor")
-            .field("index", &self.index)
             .field("seen", &self.seen)
             .finish_non_exhaustive()
     }
@@ -207,8 +208,10 @@ impl<T, Tx: Watch<T>> std::fmt::Debug for OneHeadCursor<T, Tx> {
 impl<T, Tx: Watch<T>> OneHead<T, Tx> {
     /// The next value's place, found but not checked.
     #[inline]
-    fn at(cursor: &OneHeadCursor<T, Tx>) -> ListFront<T, Tx::Stamp> {
-        let OneHeadCursor { index, block, .. } = *cursor;
+    fn at(&self, cursor: &OneHeadCursor<T, Tx>) -> ListFront<T, Tx::Stamp> {
+        // ORDERING: Relaxed; the consumer reads its own index.
+        let index = self.index.load(Ordering::Relaxed);
+        let block = cursor.block;
         // SAFETY: the head block is alive while the consumer is on it.
         let slot = unsafe { &raw const (*block).slots[(index % LAP) as usize] };
         ListFront { index, block, slot }
@@ -243,7 +246,6 @@ impl<T, Tx: Watch<T>> OneHead<T, Tx> {
             // moved past.
             unsafe { pool.put(block) };
         }
-        cursor.index = next;
         // ORDERING: Relaxed; the consumer's own index, read by queries.
         self.index.store_at(next, Ordering::Relaxed);
     }
@@ -265,7 +267,6 @@ impl<T, Tx: Watch<T>> Head<T, Tx> for OneHead<T, Tx> {
         // this thread or before its endpoint was handed over.
         let index = self.index.load(Ordering::Relaxed);
         OneHeadCursor {
-            index,
             block: self.block.load(Ordering::Relaxed),
             seen: Tx::seen(index),
         }
@@ -277,7 +278,7 @@ impl<T, Tx: Watch<T>> Head<T, Tx> for OneHead<T, Tx> {
         cursor: &mut OneHeadCursor<T, Tx>,
         tail: &Tx,
     ) -> Result<ListFront<T, Tx::Stamp>, PopError> {
-        let front = Self::at(cursor);
+        let front = self.at(cursor);
         // SAFETY: `front` is the head of the single consumer's cursor, the
         // only one in use (caller's contract).
         unsafe { tail.ready(&mut cursor.seen, &front) }?;
@@ -307,7 +308,7 @@ impl<T, Tx: Watch<T>> Head<T, Tx> for OneHead<T, Tx> {
     }
 
     unsafe fn peek<'a>(&'a self, cursor: &'a mut OneHeadCursor<T, Tx>, tail: &Tx) -> Option<&'a T> {
-        let front = Self::at(cursor);
+        let front = self.at(cursor);
         // SAFETY: `front` is the head of the single consumer's cursor, the
         // only one in use (caller's contract).
         let ready = unsafe { tail.peekable(&mut cursor.seen, &front) };
