@@ -69,6 +69,23 @@ macro_rules! batches {
             use super::*;
 
             #[test]
+            fn try_send_many_to_a_closed_channel_hands_back_the_value_in_hand_and_takes_no_more() {
+                let ledger = Ledger::new();
+                #[allow(unused_mut)]
+                let (mut tx, rx) = $topology::unbounded::<_>();
+                let mut values = (0..3).map(|_| ledger.track());
+                drop(rx);
+                let err = tx.try_send_many(&mut values).unwrap_err();
+                drop(err);
+                assert_eq!(
+                    values.by_ref().count(),
+                    2,
+                    "only the value in hand was taken"
+                );
+                ledger.assert_each_dropped_once();
+            }
+
+            #[test]
             fn try_send_many_sends_everything() {
                 #[allow(unused_mut)]
                 let (mut tx, mut rx) = $topology::unbounded::<u32>();

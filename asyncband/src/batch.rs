@@ -39,7 +39,9 @@ pub(crate) fn send_from<S: Storage>(
     mut tx: ProducerRef<'_, S>,
     values: &mut impl Iterator<Item = S::Item>,
 ) -> Result<(usize, bool), SendError<S::Item>> {
-    let cap = S::CAPACITY.unwrap_or(usize::MAX);
+    let Some(cap) = S::CAPACITY else {
+        return send_each(tx, values);
+    };
     let mut sent = 0;
     loop {
         let mut want = values.size_hint().0.clamp(1, BATCH.min(cap));
@@ -64,6 +66,27 @@ pub(crate) fn send_from<S: Storage>(
             sent += 1;
         }
     }
+}
+
+/// [`send_from`] for unbounded storage, which refuses a push only once it
+/// is closed: each value is pushed as soon as it is pulled, so nothing is
+/// reserved ahead and a panicking iterator leaves nothing held. (Units
+/// would cost a turn on the single producer's latch per value.)
+fn send_each<S: Storage>(
+    mut tx: ProducerRef<'_, S>,
+    values: &mut impl Iterator<Item = S::Item>,
+) -> Result<(usize, bool), SendError<S::Item>> {
+    let mut sent = 0;
+    for value in values {
+        match tx.reborrow().try_send(value) {
+            Ok(()) => sent += 1,
+            Err(TrySendError::Disconnected(value)) => return Err(SendError(value)),
+            Err(TrySendError::Full(_)) => {
+                unreachable!("unbounded storage is never full (`Storage::try_push`)")
+            }
+        }
+    }
+    Ok((sent, true))
 }
 
 /// Sends every value of `values`: batches through [`send_from`] while there
