@@ -49,13 +49,15 @@ pub enum PopError {
 ///
 /// # Cursors
 ///
-/// A single consumer's own state (its position and its copy of the
-/// producers' position) is not in the storage but in a [`Storage::Cursor`]
-/// that the consumer keeps and passes by `&mut` to every consumer-side
-/// method: the cursor is the right to act as the consumer. The storage
-/// keeps what others read (the published head, for queries, producers and
-/// the drain) and the consumer's fence, whose count sits beside the mode it
-/// reads on every pop, used under that right.
+/// A single consumer keeps a [`Storage::Cursor`] and passes it by `&mut` to
+/// every consumer-side method: the cursor is the right to act as the
+/// consumer, and it holds what only the consumer reads (the spsc ring's own
+/// position, a copy of a single producer's position, the list's current
+/// block). What others read stays in the storage and is written only under
+/// that right: the published head (for queries, producers and the drain; in
+/// the list and the many-producer ring it is the consumer's position itself)
+/// and the consumer's fence, whose count sits beside the mode it reads on
+/// every pop.
 pub unsafe trait Storage: Sized + std::fmt::Debug {
     /// The values stored.
     type Item;
