@@ -64,8 +64,8 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     /// A consumer's hold on the next value between [`Storage::front`] and
     /// [`Storage::release_front`].
     type Front;
-    /// The consumer's own state (see "Cursors" above): a single consumer's
-    /// position and caches, nothing for many consumers.
+    /// The consumer's right to act and what only it reads (see "Cursors"
+    /// above); nothing for many consumers.
     type Cursor: std::fmt::Debug + Unpin;
     /// Producer arity.
     type Senders: Arity;
