@@ -19,11 +19,10 @@ use crate::storage::Storage;
 
 /// The one consumer of a channel, made by [`channel`](super::channel).
 ///
-/// Not `Clone`; it owns the consumer's cursor ([`Storage::Cursor`]: its
-/// position and caches), and every operation that moves a value borrows it
-/// mutably, so no two consumer-side operations ever overlap. A channel with
-/// [`Many`]
-/// consumers turns it into cloneable [`SharedConsumer`]s with
+/// Not `Clone`; it owns the consumer's cursor ([`Storage::Cursor`]), and
+/// every operation that moves a value borrows it mutably, so no two
+/// consumer-side operations ever overlap. A channel with [`Many`] consumers
+/// turns it into cloneable [`SharedConsumer`]s with
 /// [`Consumer::into_shared`]. Dropping the last consumer closes the channel
 /// and drops the values still queued.
 ///

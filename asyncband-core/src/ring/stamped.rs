@@ -300,7 +300,7 @@ impl Consumers for OneConsumer {
     )]
     unsafe fn free(
         &self,
-        cursor: &mut OneConsumerCursor,
+        _cursor: &mut OneConsumerCursor,
         stamp: &Stamped,
         writable: u64,
         head: u64,
@@ -308,7 +308,6 @@ impl Consumers for OneConsumer {
     ) {
         // Frees the slot (releasing our read); the notifier half for
         // waiting senders when fenced.
-        let _: &mut OneConsumerCursor = cursor;
         // SAFETY: the single consumer, holding its cursor (caller's
         // contract).
         if unsafe { self.fence.fenced(head + 1) } {
