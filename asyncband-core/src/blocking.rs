@@ -45,7 +45,7 @@ impl<S: Storage> Chan<S> {
     ///
     /// # Safety
     ///
-    /// Single-producer contract (module docs).
+    /// The producer contract of [`Chan`] for `cursor`.
     #[inline(always)]
     #[allow(
         clippy::inline_always,
@@ -53,17 +53,18 @@ impl<S: Storage> Chan<S> {
     )]
     pub unsafe fn send_blocking(
         &self,
+        cursor: &mut S::ProducerCursor,
         value: S::Item,
         deadline: Option<Instant>,
     ) -> Result<(), SendTimeoutError<S::Item>> {
         // The ready path, inline in the caller's loop; waiting is out of line.
         // SAFETY: forwarded from the caller.
-        match unsafe { self.try_send_unchecked(value) } {
+        match unsafe { self.try_send_unchecked(cursor, value) } {
             Ok(()) => Ok(()),
             Err(TrySendError::Disconnected(value)) => Err(SendTimeoutError::Disconnected(value)),
             // SAFETY: forwarded from the caller.
             Err(TrySendError::Full(value)) => unsafe {
-                self.send_blocking_waiting(value, deadline)
+                self.send_blocking_waiting(cursor, value, deadline)
             },
         }
     }
@@ -77,6 +78,7 @@ impl<S: Storage> Chan<S> {
     #[inline(never)]
     unsafe fn send_blocking_waiting(
         &self,
+        cursor: &mut S::ProducerCursor,
         value: S::Item,
         deadline: Option<Instant>,
     ) -> Result<(), SendTimeoutError<S::Item>> {
@@ -92,7 +94,7 @@ impl<S: Storage> Chan<S> {
                 break;
             }
             // SAFETY: forwarded from the caller.
-            match unsafe { self.try_send_unchecked(value) } {
+            match unsafe { self.try_send_unchecked(cursor, value) } {
                 Ok(()) => return Ok(()),
                 Err(TrySendError::Disconnected(v)) => {
                     return Err(SendTimeoutError::Disconnected(v));
@@ -103,7 +105,7 @@ impl<S: Storage> Chan<S> {
         drop(backoff);
         // SAFETY: forwarded from the caller; the future borrows `self` and
         // is driven to completion (or dropped) before we return.
-        let mut future = pin!(unsafe { SendFuture::new(self, value) });
+        let mut future = pin!(unsafe { SendFuture::new(self, cursor, value) });
         match block_on(future.as_mut(), deadline, Self::sender_backoff) {
             Some(Ok(())) => Ok(()),
             Some(Err(SendError(value))) => Err(SendTimeoutError::Disconnected(value)),
@@ -199,16 +201,17 @@ impl<S: Storage> Chan<S> {
     ///
     /// # Safety
     ///
-    /// Single-producer contract (module docs).
+    /// The producer contract of [`Chan`] for `cursor`.
     pub unsafe fn reserve_blocking(
         &self,
+        cursor: &mut S::ProducerCursor,
         n: usize,
         deadline: Option<Instant>,
     ) -> Result<(), SendTimeoutError<()>> {
         let mut backoff = Self::sender_backoff();
         loop {
             // SAFETY: forwarded from the caller.
-            match unsafe { self.try_reserve(n) } {
+            match unsafe { self.try_reserve(cursor, n) } {
                 Ok(()) => return Ok(()),
                 Err(TrySendError::Disconnected(())) => {
                     return Err(SendTimeoutError::Disconnected(()));
@@ -223,8 +226,12 @@ impl<S: Storage> Chan<S> {
             }
         }
         drop(backoff);
-        // SAFETY: forwarded from the caller.
-        let future = pin!(unsafe { Reserve::new(self, n) });
+        let mut reserve = pin!(Reserve::new(self, n));
+        // SAFETY: the producer contract for `cursor`, forwarded from the
+        // caller.
+        let future = pin!(std::future::poll_fn(|cx| unsafe {
+            reserve.as_mut().poll_with(cursor, cx)
+        }));
         match block_on(future, deadline, Self::sender_backoff) {
             Some(Ok(())) => Ok(()),
             Some(Err(SendError(()))) => Err(SendTimeoutError::Disconnected(())),

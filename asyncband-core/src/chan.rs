@@ -17,26 +17,25 @@
 //!
 //! # Safety contract of single sides
 //!
-//! Methods that move values are `unsafe`. On the producer side, with one
-//! producer, the caller promises that no other producer-side call runs at
-//! the same time. On the consumer side, the caller passes the consumer's
-//! cursor ([`Storage::Cursor`]) by `&mut` and promises, with one consumer,
-//! that it is the channel's one cursor ([`Chan::cursor`]); with many
-//! consumers the cursor holds nothing and the promise is empty. The
-//! [`endpoint`](crate::endpoint) handles keep these promises in their types
-//! (the one producer acts through `&mut`; the one consumer owns the cursor),
-//! and they are how safe code, the facade included, moves values.
+//! Methods that move values are `unsafe`. Each side passes its cursor by
+//! `&mut`: the producer's ([`Storage::ProducerCursor`]) or the consumer's
+//! ([`Storage::Cursor`]). With one producer or one consumer, the caller
+//! promises that it is that side's one cursor ([`Chan::producer_cursor`],
+//! [`Chan::cursor`]); with many, the cursor holds nothing and the promise
+//! is empty. The [`endpoint`](crate::endpoint) handles keep these promises
+//! in their types (each single endpoint owns its side's one cursor), and
+//! they are how safe code, the facade included, moves values.
 
 use std::fmt;
 use std::mem::ManuallyDrop;
 
 use crossbeam_utils::CachePadded;
 
-use crate::arity::Arity;
+use crate::arity::{Arity, Many};
 use crate::error::{SendError, TryRecvError, TrySendError};
 use crate::park::ReceiveWaits;
 use crate::slot::is_large;
-use crate::storage::{PopError, PushError, Storage};
+use crate::storage::{PopError, PushError, Storage, many_producers_cursor};
 use crate::sync::{Arc, AtomicUsize, Ordering};
 use crate::wait::{Queue, WaitSet};
 
@@ -132,6 +131,13 @@ impl<S: Storage> Chan<S> {
         self.storage.cursor()
     }
 
+    /// A producer's cursor, at the position the producers have published
+    /// (see [`Storage::producer_cursor`]). A single producer's endpoint
+    /// makes one when the channel is made and uses no other.
+    pub fn producer_cursor(&self) -> S::ProducerCursor {
+        self.storage.producer_cursor()
+    }
+
     pub(crate) fn rx_wait(&self) -> &RxWait<S> {
         &self.waiters.rx
     }
@@ -222,7 +228,9 @@ impl<S: Storage> Chan<S> {
         }
     }
 
-    /// Pushes through a held unit and notifies a receiver.
+    /// Pushes through a held unit with the producer's `cursor`, lets the
+    /// cursor go (a turn at a single producer's cursor ends there), and
+    /// notifies a receiver.
     ///
     /// # Errors
     ///
@@ -231,11 +239,20 @@ impl<S: Storage> Chan<S> {
     ///
     /// # Safety
     ///
-    /// The caller holds a unit; single-producer contract of
-    /// [`Storage::push_reserved`].
-    pub unsafe fn push_reserved(&self, value: S::Item) -> Result<(), SendError<S::Item>> {
+    /// The caller holds a unit; the producer contract (module docs) for
+    /// `cursor`.
+    pub unsafe fn push_reserved<C>(
+        &self,
+        mut cursor: C,
+        value: S::Item,
+    ) -> Result<(), SendError<S::Item>>
+    where
+        C: std::ops::DerefMut<Target = S::ProducerCursor>,
+    {
         // SAFETY: forwarded from the caller.
-        match unsafe { self.storage.push_reserved(value) } {
+        let pushed = unsafe { self.storage.push_reserved(&mut cursor, value) };
+        drop(cursor);
+        match pushed {
             Ok(()) => {
                 self.notify_receivers();
                 Ok(())
@@ -254,19 +271,23 @@ impl<S: Storage> Chan<S> {
     ///
     /// # Safety
     ///
-    /// Single-producer contract (module docs).
+    /// The producer contract (module docs) for `cursor`.
     #[inline(always)]
     #[allow(
         clippy::inline_always,
         reason = "the ready path of every blocking and try call; LLVM otherwise often leaves it out of line, a call per message"
     )]
-    pub unsafe fn try_send_unchecked(&self, value: S::Item) -> Result<(), TrySendError<S::Item>> {
+    pub unsafe fn try_send_unchecked(
+        &self,
+        cursor: &mut S::ProducerCursor,
+        value: S::Item,
+    ) -> Result<(), TrySendError<S::Item>> {
         // SAFETY: forwarded from the caller.
-        match unsafe { self.storage.try_push(value) } {
+        match unsafe { self.storage.try_push(cursor, value) } {
             Ok(()) => {
-                // SAFETY: `pushed` needs the single-producer contract, which
-                // this function's caller upholds (its `# Safety`).
-                unsafe { self.pushed() };
+                // SAFETY: the producer contract for `cursor`, which this
+                // function's caller upholds (its `# Safety`).
+                unsafe { self.pushed(cursor) };
                 Ok(())
             }
             Err(PushError::Full(value)) => Err(TrySendError::Full(value)),
@@ -283,7 +304,8 @@ impl<S: Storage> Chan<S> {
     ///
     /// # Safety
     ///
-    /// Single-producer contract (module docs), and `*value` holds a value.
+    /// The producer contract (module docs) for `cursor`, and `*value` holds
+    /// a value.
     #[inline(always)]
     #[allow(
         clippy::inline_always,
@@ -291,14 +313,15 @@ impl<S: Storage> Chan<S> {
     )]
     pub unsafe fn try_send_from(
         &self,
+        cursor: &mut S::ProducerCursor,
         value: &mut Option<S::Item>,
     ) -> Result<(), TrySendError<()>> {
         // SAFETY: forwarded from the caller.
-        match unsafe { self.storage.try_push_from(value) } {
+        match unsafe { self.storage.try_push_from(cursor, value) } {
             Ok(()) => {
-                // SAFETY: `pushed` needs the single-producer contract, which
-                // this function's caller upholds (its `# Safety`).
-                unsafe { self.pushed() };
+                // SAFETY: the producer contract for `cursor`, which this
+                // function's caller upholds (its `# Safety`).
+                unsafe { self.pushed(cursor) };
                 Ok(())
             }
             Err(PushError::Full(())) => Err(TrySendError::Full(())),
@@ -311,13 +334,16 @@ impl<S: Storage> Chan<S> {
     ///
     /// # Safety
     ///
-    /// Single-producer contract (module docs).
+    /// The producer contract (module docs) for `cursor`.
     #[inline]
-    unsafe fn pushed(&self) {
+    unsafe fn pushed(&self, cursor: &mut S::ProducerCursor) {
         self.notify_receivers();
-        // SAFETY: `after_push` needs the single-producer contract, which this
-        // function's caller upholds (its `# Safety`).
-        unsafe { self.storage.after_push(|| self.waiters.rx.is_waiting()) };
+        // SAFETY: the producer contract for `cursor`, which this function's
+        // caller upholds (its `# Safety`).
+        unsafe {
+            self.storage
+                .after_push(cursor, || self.waiters.rx.is_waiting());
+        }
     }
 
     /// After a value was popped: wakes a sender waiting for the room, and
@@ -633,10 +659,7 @@ impl<S: Storage> Chan<S> {
     }
 }
 
-impl<S: Storage> Chan<S>
-where
-    S::Senders: MultiProducer,
-{
+impl<S: Storage<Senders = Many>> Chan<S> {
     /// Sends `value` if there is capacity now (many producers: always safe).
     ///
     /// # Errors
@@ -647,8 +670,9 @@ where
     /// `value` is handed back.
     #[inline]
     pub fn try_send(&self, value: S::Item) -> Result<(), TrySendError<S::Item>> {
-        // SAFETY: many producers may push concurrently.
-        unsafe { self.try_send_unchecked(value) }
+        // SAFETY: many producers: the cursor holds nothing, and the contract
+        // binds nobody.
+        unsafe { self.try_send_unchecked(many_producers_cursor::<S>(), value) }
     }
 }
 
@@ -673,11 +697,6 @@ impl<S: Storage> Drop for WakeAllOnDrop<'_, S> {
     }
 }
 
-/// Marker for [`Many`](crate::arity::Many): operations on this side need no
-/// exclusivity.
-pub trait MultiProducer: Arity {}
-impl MultiProducer for crate::arity::Many {}
-
 impl<S: Storage> Chan<S> {
     /// Reserves `n` units of capacity now, for permits.
     ///
@@ -689,10 +708,14 @@ impl<S: Storage> Chan<S> {
     ///
     /// # Safety
     ///
-    /// Single-producer contract (module docs).
-    pub unsafe fn try_reserve(&self, n: usize) -> Result<(), TrySendError<()>> {
+    /// The producer contract (module docs) for `cursor`.
+    pub unsafe fn try_reserve(
+        &self,
+        cursor: &mut S::ProducerCursor,
+        n: usize,
+    ) -> Result<(), TrySendError<()>> {
         // SAFETY: forwarded from the caller.
-        match unsafe { self.storage.try_acquire(n) } {
+        match unsafe { self.storage.try_acquire(cursor, n) } {
             Ok(()) => Ok(()),
             Err(PushError::Full(())) => Err(TrySendError::Full(())),
             Err(PushError::Closed(())) => Err(TrySendError::Disconnected(())),

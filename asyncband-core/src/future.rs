@@ -49,12 +49,13 @@ impl<S: Storage> Chan<S> {
     ///
     /// # Safety
     ///
-    /// Single-producer contract of [`Chan`]; `node` stays pinned, is used
-    /// only with this channel's senders and is passed to
+    /// The producer contract of [`Chan`] for `cursor`; `node` stays pinned,
+    /// is used only with this channel's senders and is passed to
     /// [`Chan::cancel_send`] before it goes away if `registered` is set.
     #[inline]
     pub unsafe fn poll_send(
         &self,
+        cursor: &mut S::ProducerCursor,
         node: Pin<&TxNode<S>>,
         registered: &mut bool,
         value: &mut Option<S::Item>,
@@ -64,8 +65,8 @@ impl<S: Storage> Chan<S> {
         // The ready path, inline: a send that is not waiting and finds room
         // moves its value straight from `*value` into its slot.
         if !*registered {
-            // SAFETY: single-producer contract from the caller.
-            match unsafe { self.try_send_from(value) } {
+            // SAFETY: the producer contract from the caller.
+            match unsafe { self.try_send_from(cursor, value) } {
                 Ok(()) => return Poll::Ready(Ok(())),
                 Err(TrySendError::Disconnected(())) => {
                     return Poll::Ready(Err(SendError(held(value))));
@@ -74,7 +75,7 @@ impl<S: Storage> Chan<S> {
             }
         }
         // SAFETY: forwarded from the caller.
-        unsafe { self.poll_send_waiting(node, registered, value, cx) }
+        unsafe { self.poll_send_waiting(cursor, node, registered, value, cx) }
     }
 
     /// [`Chan::poll_send`] past the ready path: registers (or takes a
@@ -87,6 +88,7 @@ impl<S: Storage> Chan<S> {
     #[inline(never)]
     unsafe fn poll_send_waiting(
         &self,
+        cursor: &mut S::ProducerCursor,
         node: Pin<&TxNode<S>>,
         registered: &mut bool,
         value: &mut Option<S::Item>,
@@ -99,22 +101,23 @@ impl<S: Storage> Chan<S> {
             // when it then goes through, drops again (two of the three waker
             // clones per message at capacity 1).
             // SAFETY: forwarded from the caller.
-            if let Some(done) = unsafe { self.retry_send(node, registered, value) } {
+            if let Some(done) = unsafe { self.retry_send(cursor, node, registered, value) } {
                 return Poll::Ready(done);
             }
         }
         // SAFETY: forwarded from the caller.
         let got = unsafe { self.wait_for_units(node, registered, 1, cx) };
         if got > 0 {
-            // SAFETY: we hold `got >= 1` units; single-producer contract from
+            // SAFETY: we hold `got >= 1` units; the producer contract from
             // the caller.
-            let sent = unsafe { self.push_reserved(held(value)) };
+            let sent = unsafe { self.push_reserved(&mut *cursor, held(value)) };
             // SAFETY: the `got - 1` granted units the push did not use.
             unsafe { self.return_units(got - 1) };
             return Poll::Ready(sent);
         }
         // SAFETY: forwarded from the caller.
-        unsafe { self.retry_send(node, registered, value) }.map_or(Poll::Pending, Poll::Ready)
+        unsafe { self.retry_send(cursor, node, registered, value) }
+            .map_or(Poll::Pending, Poll::Ready)
     }
 
     /// One attempt of a send that may be registered: when it goes through,
@@ -131,12 +134,13 @@ impl<S: Storage> Chan<S> {
     )]
     unsafe fn retry_send(
         &self,
+        cursor: &mut S::ProducerCursor,
         node: Pin<&TxNode<S>>,
         registered: &mut bool,
         value: &mut Option<S::Item>,
     ) -> Option<Result<(), SendError<S::Item>>> {
-        // SAFETY: single-producer contract from the caller.
-        let done = match unsafe { self.try_send_from(value) } {
+        // SAFETY: the producer contract from the caller.
+        let done = match unsafe { self.try_send_from(cursor, value) } {
             Ok(()) => Ok(()),
             Err(TrySendError::Disconnected(())) => Err(SendError(held(value))),
             Err(TrySendError::Full(())) => return None,
@@ -404,14 +408,15 @@ impl<S: Storage> Chan<S> {
     /// As for [`Chan::poll_send`], with [`Chan::cancel_send`].
     pub unsafe fn poll_reserve(
         &self,
+        cursor: &mut S::ProducerCursor,
         node: Pin<&TxNode<S>>,
         registered: &mut bool,
         n: usize,
         cx: &mut Context<'_>,
     ) -> Poll<Result<(), SendError<()>>> {
         if !*registered {
-            // SAFETY: single-producer contract from the caller.
-            match unsafe { self.storage().try_acquire(n) } {
+            // SAFETY: the producer contract from the caller.
+            match unsafe { self.storage().try_acquire(cursor, n) } {
                 Ok(()) => return Poll::Ready(Ok(())),
                 Err(PushError::Closed(())) => return Poll::Ready(Err(SendError(()))),
                 Err(PushError::Full(())) => {}
@@ -428,8 +433,8 @@ impl<S: Storage> Chan<S> {
             unsafe { self.return_units(got) };
             return Poll::Ready(Err(SendError(())));
         }
-        // SAFETY: single-producer contract from the caller.
-        match unsafe { self.storage().try_acquire(n) } {
+        // SAFETY: the producer contract from the caller.
+        match unsafe { self.storage().try_acquire(cursor, n) } {
             Ok(()) => {
                 // SAFETY: the caller's contract on `node`.
                 unsafe { self.cancel_send(node, registered) };
@@ -459,24 +464,30 @@ fn held<T>(value: &mut Option<T>) -> T {
 ///
 /// Dropping the future before it completes drops the value it still holds
 /// (it was not sent) and passes on any capacity it had been granted.
-pub struct Send<S: Storage, H: Deref<Target = Chan<S>>> {
-    chan: H,
+pub struct Send<'a, S: Storage> {
+    chan: &'a Chan<S>,
+    cursor: &'a mut S::ProducerCursor,
     value: Option<S::Item>,
     node: TxNode<S>,
     registered: bool,
     _pinned: PhantomPinned,
 }
 
-impl<S: Storage, H: Deref<Target = Chan<S>>> Send<S, H> {
-    /// A future that sends `value` through `chan`.
+impl<'a, S: Storage> Send<'a, S> {
+    /// A future that sends `value` through `chan` with the producer's
+    /// `cursor`.
     ///
     /// # Safety
     ///
-    /// The single-producer contract of [`Chan`] holds for as long as the
-    /// future lives.
-    pub unsafe fn new(chan: H, value: S::Item) -> Self {
+    /// The producer contract of [`Chan`] for `cursor`.
+    pub unsafe fn new(
+        chan: &'a Chan<S>,
+        cursor: &'a mut S::ProducerCursor,
+        value: S::Item,
+    ) -> Self {
         Self {
             chan,
+            cursor,
             value: Some(value),
             node: Default::default(),
             registered: false,
@@ -499,17 +510,18 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Send<S, H> {
     }
 }
 
-impl<S: Storage, H: Deref<Target = Chan<S>>> Future for Send<S, H> {
+impl<S: Storage> Future for Send<'_, S> {
     type Output = Result<(), SendError<S::Item>>;
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // SAFETY: `node` is never moved out of the pinned future.
         let this = unsafe { self.get_unchecked_mut() };
-        // SAFETY: the node is pinned with us; single-producer contract from
+        // SAFETY: the node is pinned with us; the producer contract from
         // `new`.
         unsafe {
             this.chan.poll_send(
+                this.cursor,
                 Pin::new_unchecked(&this.node),
                 &mut this.registered,
                 &mut this.value,
@@ -519,7 +531,7 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Future for Send<S, H> {
     }
 }
 
-impl<S: Storage, H: Deref<Target = Chan<S>>> Drop for Send<S, H> {
+impl<S: Storage> Drop for Send<'_, S> {
     fn drop(&mut self) {
         // SAFETY: a future is only dropped in place, so `node` is still
         // pinned; it was only used with this channel.
@@ -530,7 +542,7 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Drop for Send<S, H> {
     }
 }
 
-impl<S: Storage, H: Deref<Target = Chan<S>>> fmt::Debug for Send<S, H> {
+impl<S: Storage> fmt::Debug for Send<'_, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Send")
             .field("waiting", &self.registered)
@@ -629,13 +641,16 @@ impl<S: Storage> fmt::Debug for Recv<'_, S> {
     }
 }
 
-/// Reserves `n` units of capacity, waiting in line for them. Resolves to
-/// `Ok(())` once the caller holds the units.
+/// A reservation of `n` units of capacity in progress, waiting in line for
+/// them: the node it waits with and the state between its polls. Not a
+/// future: each poll passes the producer's cursor
+/// ([`Reserve::poll_with`]), so a single producer lends it only for the
+/// poll; the endpoint's reservation futures wrap it.
 ///
 /// # Cancel safety
 ///
-/// Dropping the future returns every unit it was granted, in full or in
-/// part, and passes them to the next waiting sender.
+/// Dropping it returns every unit it was granted, in full or in part, and
+/// passes them to the next waiting sender.
 pub struct Reserve<S: Storage, H: Deref<Target = Chan<S>>> {
     chan: H,
     n: usize,
@@ -645,14 +660,16 @@ pub struct Reserve<S: Storage, H: Deref<Target = Chan<S>>> {
 }
 
 impl<S: Storage, H: Deref<Target = Chan<S>>> Reserve<S, H> {
-    /// A future that reserves `n` units (`1 <= n <= CAP`) of `chan`.
+    /// A reservation of `n` units (`1 <= n <= CAP`) of `chan`.
     ///
-    /// # Safety
+    /// # Panics
     ///
-    /// The single-producer contract of [`Chan`] holds for as long as the
-    /// future lives.
-    pub unsafe fn new(chan: H, n: usize) -> Self {
-        debug_assert!(n >= 1 && S::CAPACITY.is_none_or(|cap| n <= cap));
+    /// Unless `1 <= n <= CAP`.
+    pub fn new(chan: H, n: usize) -> Self {
+        assert!(
+            n >= 1 && S::CAPACITY.is_none_or(|cap| n <= cap),
+            "a reservation of {n} units: between 1 and the capacity can be granted"
+        );
         Self {
             chan,
             n,
@@ -662,29 +679,34 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Reserve<S, H> {
         }
     }
 
-    /// A copy of the channel handle (a shared reference, typically).
-    pub fn handle(&self) -> H
-    where
-        H: Copy,
-    {
-        self.chan
+    /// The channel handle.
+    pub fn chan(&self) -> &H {
+        &self.chan
     }
 
-    /// The channel handle and how many units the future reserves.
-    pub(crate) fn parts(&self) -> (&H, usize) {
-        (&self.chan, self.n)
+    /// How many units it reserves.
+    pub fn units(&self) -> usize {
+        self.n
     }
-}
 
-impl<S: Storage, H: Deref<Target = Chan<S>>> Future for Reserve<S, H> {
-    type Output = Result<(), SendError<()>>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        // SAFETY: `node` is never moved out of the pinned future.
+    /// Polls the reservation with the producer's `cursor`; `Ready(Ok(()))`
+    /// once the caller holds the `n` units.
+    ///
+    /// # Safety
+    ///
+    /// The producer contract of [`Chan`] for `cursor`.
+    pub unsafe fn poll_with(
+        self: Pin<&mut Self>,
+        cursor: &mut S::ProducerCursor,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), SendError<()>>> {
+        // SAFETY: `node` is never moved out of the pinned reservation.
         let this = unsafe { self.get_unchecked_mut() };
-        // SAFETY: the node is pinned with us; contract from `new`.
+        // SAFETY: the node is pinned with us; the producer contract from the
+        // caller.
         unsafe {
             this.chan.poll_reserve(
+                cursor,
                 Pin::new_unchecked(&this.node),
                 &mut this.registered,
                 this.n,

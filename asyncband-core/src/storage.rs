@@ -8,7 +8,7 @@
 //! [`List`](crate::list::List); bounded storages also implement
 //! [`Capacity`], the accounting behind permits and fair waiting.
 
-use crate::arity::Arity;
+use crate::arity::{Arity, Many};
 
 /// Why a value could not be pushed; the value is handed back.
 #[derive(Debug, PartialEq, Eq)]
@@ -44,8 +44,8 @@ pub enum PopError {
 /// (publishing a value, freeing capacity, closing) `SeqCst` operations, as
 /// the store-buffer argument in [`crate::wait`] requires. Methods marked
 /// "single side" may race only with the other side's methods. With many
-/// consumers, [`Storage::Cursor`] is zero-sized and holds nothing, so that
-/// each consumer may conjure one as it acts.
+/// consumers [`Storage::Cursor`], and with many producers
+/// [`Storage::ProducerCursor`], is zero-sized and holds nothing.
 ///
 /// # Cursors
 ///
@@ -53,11 +53,16 @@ pub enum PopError {
 /// every consumer-side method: the cursor is the right to act as the
 /// consumer, and it holds what only the consumer reads (the spsc ring's own
 /// position, a copy of a single producer's position, the list's current
-/// block). What others read stays in the storage and is written only under
-/// that right: the published head (for queries, producers and the drain; in
-/// the list and the many-producer ring it is the consumer's position itself)
-/// and the consumer's fence, whose count sits beside the mode it reads on
-/// every pop.
+/// block). A single producer does the same with a
+/// [`Storage::ProducerCursor`] (the spsc ring's own position and its copy
+/// of the consumer's, the list's tail block) on every producer-side method.
+/// What others read stays in the storage and is written only under that
+/// right: the published positions (for queries, the other side and the
+/// drain; in the list and the many-producer ring a position is its
+/// published word itself), held units, and each single side's fence, whose
+/// count sits beside the mode it reads on every push or pop. With many
+/// producers or many consumers, that side's cursor is zero-sized and holds
+/// nothing, so that each of them may conjure one as it acts.
 pub unsafe trait Storage: Sized + std::fmt::Debug {
     /// The values stored.
     type Item;
@@ -67,6 +72,9 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     /// The consumer's right to act and what only it reads (see "Cursors"
     /// above); nothing for many consumers.
     type Cursor: std::fmt::Debug + Unpin;
+    /// The producer's right to act and what only it reads (see "Cursors"
+    /// above); nothing for many producers.
+    type ProducerCursor: std::fmt::Debug + Unpin;
     /// Producer arity.
     type Senders: Arity;
     /// Consumer arity.
@@ -91,6 +99,11 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     /// and uses no other.
     fn cursor(&self) -> Self::Cursor;
 
+    /// A cursor for the producer, at the position the storage has
+    /// published. A single producer is made one when its channel is made,
+    /// and uses no other.
+    fn producer_cursor(&self) -> Self::ProducerCursor;
+
     /// Pushes `value` if there is capacity now.
     ///
     /// # Errors
@@ -101,9 +114,15 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     ///
     /// # Safety
     ///
-    /// With a single producer, no other producer-side method runs at the
-    /// same time.
-    unsafe fn try_push(&self, value: Self::Item) -> Result<(), PushError<Self::Item>>;
+    /// The producer contract: with a single producer, `cursor` came from
+    /// [`Storage::producer_cursor`] of this storage, and no other producer
+    /// cursor of it has been used since it was made. (Every producer-side
+    /// call takes the cursor by `&mut`, so no two of them overlap.)
+    unsafe fn try_push(
+        &self,
+        cursor: &mut Self::ProducerCursor,
+        value: Self::Item,
+    ) -> Result<(), PushError<Self::Item>>;
 
     /// As [`Storage::try_push`], with the value in `*value`. A send future
     /// pushes straight from its own field: the ring moves the value out only
@@ -118,10 +137,14 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     /// # Safety
     ///
     /// As for [`Storage::try_push`], and `*value` holds a value.
-    unsafe fn try_push_from(&self, value: &mut Option<Self::Item>) -> Result<(), PushError<()>> {
+    unsafe fn try_push_from(
+        &self,
+        cursor: &mut Self::ProducerCursor,
+        value: &mut Option<Self::Item>,
+    ) -> Result<(), PushError<()>> {
         let item = value.take().expect("a value to push");
         // SAFETY: forwarded from the caller.
-        match unsafe { self.try_push(item) } {
+        match unsafe { self.try_push(cursor, item) } {
             Ok(()) => Ok(()),
             Err(PushError::Full(item)) => {
                 *value = Some(item);
@@ -207,8 +230,8 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     ///
     /// # Safety
     ///
-    /// With a single producer and `from_producer`, no other producer-side
-    /// method runs at the same time.
+    /// With a single producer and `from_producer`, no producer-side method
+    /// runs at the same time.
     unsafe fn close(&self, from_producer: bool) -> bool;
 
     /// Whether `close` has happened.
@@ -235,9 +258,9 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     ///
     /// # Safety
     ///
-    /// Single-producer contract of [`Storage::try_push`].
-    unsafe fn after_push(&self, waiting: impl Fn() -> bool) {
-        let _ = waiting;
+    /// The producer contract of [`Storage::try_push`].
+    unsafe fn after_push(&self, cursor: &mut Self::ProducerCursor, waiting: impl Fn() -> bool) {
+        let _ = (cursor, waiting);
     }
 
     /// The single consumer, after a pop: as [`Storage::after_push`], with the
@@ -271,8 +294,12 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     ///
     /// # Safety
     ///
-    /// Single producer: as for [`Storage::try_push`].
-    unsafe fn try_acquire(&self, n: usize) -> Result<(), PushError<()>>;
+    /// The producer contract of [`Storage::try_push`].
+    unsafe fn try_acquire(
+        &self,
+        cursor: &mut Self::ProducerCursor,
+        n: usize,
+    ) -> Result<(), PushError<()>>;
 
     /// Takes up to `n` free units of capacity for queued senders, ignoring
     /// the queue, and returns how many it took (0 when closed or full).
@@ -299,10 +326,14 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     ///
     /// # Safety
     ///
-    /// The caller holds a unit. Single producer: as for
-    /// [`Storage::try_push`], except that pushes through units may race with
-    /// each other.
-    unsafe fn push_reserved(&self, value: Self::Item) -> Result<(), Self::Item>;
+    /// The caller holds a unit, and the producer contract of
+    /// [`Storage::try_push`]. (The units of a single producer may push from
+    /// several threads; they take turns on its cursor.)
+    unsafe fn push_reserved(
+        &self,
+        cursor: &mut Self::ProducerCursor,
+        value: Self::Item,
+    ) -> Result<(), Self::Item>;
 
     /// Returns `n` held units (a `SeqCst` operation: freeing capacity is a
     /// condition change waiting senders pair with). Unbounded storage holds
@@ -349,6 +380,68 @@ pub unsafe trait Capacity: Storage {
 
     /// Units held as permits or grants.
     fn reserved(&self) -> usize;
+}
+
+/// A cursor of a side with many endpoints, made from nothing where it acts.
+///
+/// # Safety
+///
+/// `C` is the [`Storage::ProducerCursor`] of a storage with many producers
+/// or the [`Storage::Cursor`] of one with many consumers: zero-sized
+/// (checked) and holding nothing (the [`Storage`] contract), so a dangling,
+/// aligned pointer is a valid, unique reference to one.
+///
+/// # Panics
+///
+/// If `C` is not zero-sized. The check folds away; it is not a `const`
+/// assertion, so that a generic caller may name this in a branch that only
+/// many endpoints take.
+#[inline(always)]
+#[allow(
+    clippy::inline_always,
+    reason = "a reference conversion on every ready path of many endpoints"
+)]
+pub(crate) unsafe fn conjured_cursor<'a, C>() -> &'a mut C {
+    assert!(
+        size_of::<C>() == 0,
+        "the cursor of many endpoints holds nothing"
+    );
+    // SAFETY: the caller's contract.
+    unsafe { std::ptr::NonNull::dangling().as_mut() }
+}
+
+/// The cursor of one of many producers, conjured where it acts.
+#[inline(always)]
+#[allow(
+    clippy::inline_always,
+    reason = "a reference conversion on every send's ready path"
+)]
+pub(crate) fn many_producers_cursor<'a, S: Storage<Senders = Many>>() -> &'a mut S::ProducerCursor {
+    const {
+        assert!(
+            size_of::<S::ProducerCursor>() == 0,
+            "the cursor of many producers holds nothing"
+        );
+    }
+    // SAFETY: the producer cursor of a storage with many producers.
+    unsafe { conjured_cursor() }
+}
+
+/// The cursor of one of many consumers, conjured where it acts.
+#[inline(always)]
+#[allow(
+    clippy::inline_always,
+    reason = "a reference conversion on every receive's ready path"
+)]
+pub(crate) fn many_consumers_cursor<'a, S: Storage<Receivers = Many>>() -> &'a mut S::Cursor {
+    const {
+        assert!(
+            size_of::<S::Cursor>() == 0,
+            "the cursor of many consumers holds nothing"
+        );
+    }
+    // SAFETY: the consumer cursor of a storage with many consumers.
+    unsafe { conjured_cursor() }
 }
 
 /// Drops every value `next` yields. If a destructor panics, the rest are

@@ -51,8 +51,9 @@ pub(crate) fn spin_hint() {
 }
 
 /// A spin latch: pushes through the units of a single producer take turns
-/// on it, since units are `Send` and may push from several threads at once.
-/// Held for a push of a few instructions, which runs no user code.
+/// on it ([`Turns`]), since units are `Send` and may push from several
+/// threads at once. Held for a push of a few instructions, which runs no
+/// user code.
 #[derive(Debug)]
 pub(crate) struct Latch(AtomicBool);
 
@@ -85,6 +86,94 @@ impl Drop for Held<'_> {
     fn drop(&mut self) {
         // ORDERING: Release hands this holder's writes to the next one.
         self.0.store(false, Ordering::Release);
+    }
+}
+
+/// A single producer's cursor, in its endpoint: the producer uses it
+/// through `&mut` (or lends it whole, [`Turns::lend`]), and the units it
+/// reserved, which may push from several threads at once, take turns on a
+/// [`Latch`] to use it.
+pub(crate) struct Turns<C> {
+    latch: Latch,
+    cursor: std::cell::UnsafeCell<C>,
+}
+
+/// One turn at a [`Turns`]' cursor, until this drops.
+pub(crate) struct Turn<'a, C> {
+    cursor: &'a mut C,
+    _held: Held<'a>,
+}
+
+// SAFETY: the cursor moves with the value; `C: Send` is required and enough.
+unsafe impl<C: Send> Send for Turns<C> {}
+// SAFETY: through `&Turns` the cursor is reached only under the latch
+// (`take_turn`) or by a caller that has it to itself (`lend`), so it is used
+// by one thread at a time, as `Mutex<C>`, which is `Sync` for `C: Send`.
+unsafe impl<C: Send> Sync for Turns<C> {}
+
+impl<C> Turns<C> {
+    pub(crate) fn new(cursor: C) -> Self {
+        Self {
+            latch: Latch::new(),
+            cursor: std::cell::UnsafeCell::new(cursor),
+        }
+    }
+
+    /// The cursor, for the only user of `self`.
+    #[inline]
+    pub(crate) fn get_mut(&mut self) -> &mut C {
+        self.cursor.get_mut()
+    }
+
+    /// The cursor, for a caller that has `self` to itself for `'a` although
+    /// it holds it shared (a producer's borrowed right, which lent no units
+    /// that are still alive).
+    ///
+    /// # Safety
+    ///
+    /// Nothing else uses the cursor (through `lend` or [`Turns::take_turn`])
+    /// while the reference lives.
+    #[inline]
+    #[allow(
+        clippy::mut_from_ref,
+        reason = "exclusivity is the caller's contract, as for `UnsafeCell::get`"
+    )]
+    pub(crate) unsafe fn lend(&self) -> &mut C {
+        // SAFETY: the caller's contract.
+        unsafe { &mut *self.cursor.get() }
+    }
+
+    /// The cursor, once the latch is ours.
+    #[inline]
+    pub(crate) fn take_turn(&self) -> Turn<'_, C> {
+        let held = self.latch.hold();
+        Turn {
+            // SAFETY: holding the latch, whose Acquire orders this use after
+            // the previous holder's; every user of a shared `Turns` either
+            // takes a turn or has the cursor to itself (`lend`'s contract).
+            cursor: unsafe { &mut *self.cursor.get() },
+            _held: held,
+        }
+    }
+}
+
+impl<C> std::ops::Deref for Turn<'_, C> {
+    type Target = C;
+
+    fn deref(&self) -> &C {
+        self.cursor
+    }
+}
+
+impl<C> std::ops::DerefMut for Turn<'_, C> {
+    fn deref_mut(&mut self) -> &mut C {
+        self.cursor
+    }
+}
+
+impl<C: std::fmt::Debug> std::fmt::Debug for Turns<C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Turns").finish_non_exhaustive()
     }
 }
 

@@ -24,6 +24,7 @@ use std::task::{Context, Poll, Waker};
 use asyncband_core::Arc;
 use asyncband_core::arity::{Many, One};
 use asyncband_core::chan::Chan;
+use asyncband_core::endpoint::{self, Units};
 use asyncband_core::error::{RecvTimeoutError, TrySendError};
 use asyncband_core::future::{Recv, Reserve, Send as SendFuture};
 use asyncband_core::list::List;
@@ -34,11 +35,13 @@ use loom::sync::atomic::{AtomicUsize, Ordering};
 
 use loom::thread;
 
-/// Sends through the blocking API (which parks while full).
-fn send<S: Storage>(chan: &Chan<S>, value: S::Item) {
-    // SAFETY: callers use one thread per producer where producers are
-    // single, and several threads only for `Many` producers.
-    let sent = unsafe { chan.send_blocking(value, None) };
+/// Sends through the blocking API (which parks while full), with the
+/// producer's `cursor`.
+fn send<S: Storage>(chan: &Chan<S>, cursor: &mut S::ProducerCursor, value: S::Item) {
+    // SAFETY: callers use one thread and the channel's one producer cursor
+    // where producers are single, and several threads only for `Many`
+    // producers, whose cursors hold nothing.
+    let sent = unsafe { chan.send_blocking(cursor, value, None) };
     assert!(sent.is_ok(), "closed unexpectedly");
 }
 
@@ -61,7 +64,7 @@ fn ring_claims_and_publishes_every_value_once_at_capacity_1_with_two_producers()
         let producers: Vec<_> = (0..2)
             .map(|id| {
                 let chan = chan.clone();
-                thread::spawn(move || send(&chan, id))
+                thread::spawn(move || send(&chan, &mut (), id))
             })
             .collect();
         let mut got = vec![recv(&chan, &mut cursor), recv(&chan, &mut cursor)];
@@ -82,8 +85,8 @@ fn ring_keeps_each_producers_order_at_capacity_2() {
         let producer = {
             let chan = chan.clone();
             thread::spawn(move || {
-                send(&chan, (1, 0));
-                send(&chan, (1, 1));
+                send(&chan, &mut (), (1, 0));
+                send(&chan, &mut (), (1, 1));
             })
         };
         let got: Vec<_> = (0..3).map(|_| recv(&chan, &mut cursor)).collect();
@@ -125,12 +128,12 @@ fn ring_with_two_consumers_delivers_each_value_to_exactly_one() {
 fn spsc_ring_hands_values_over_in_order() {
     loom::model(|| {
         let chan = Chan::<Ring<u32, 1, One, One>>::new();
-        let mut cursor = chan.cursor();
+        let (mut tail, mut cursor) = (chan.producer_cursor(), chan.cursor());
         let producer = {
             let chan = chan.clone();
             thread::spawn(move || {
-                send(&chan, 1);
-                send(&chan, 2);
+                send(&chan, &mut tail, 1);
+                send(&chan, &mut tail, 2);
             })
         };
         assert_eq!([recv(&chan, &mut cursor), recv(&chan, &mut cursor)], [1, 2]);
@@ -146,11 +149,11 @@ fn list_crosses_block_boundaries_without_losing_order() {
         let producer = {
             let chan = chan.clone();
             thread::spawn(move || {
-                send(&chan, (1, 0));
-                send(&chan, (1, 1));
+                send(&chan, &mut (), (1, 0));
+                send(&chan, &mut (), (1, 1));
             })
         };
-        send(&chan, (0, 0));
+        send(&chan, &mut (), (0, 0));
         let got: Vec<_> = (0..3).map(|_| recv(&chan, &mut cursor)).collect();
         producer.join().unwrap();
         let ones: Vec<u32> = got
@@ -166,12 +169,12 @@ fn list_crosses_block_boundaries_without_losing_order() {
 fn spsc_list_recycles_blocks_while_the_producer_runs_ahead() {
     loom::model(|| {
         let chan = Chan::<List<u32, One, One>>::new();
-        let mut cursor = chan.cursor();
+        let (mut tail, mut cursor) = (chan.producer_cursor(), chan.cursor());
         let producer = {
             let chan = chan.clone();
             thread::spawn(move || {
                 for i in 0..5 {
-                    send(&chan, i);
+                    send(&chan, &mut tail, i);
                 }
             })
         };
@@ -210,11 +213,11 @@ fn mpmc_list_retires_a_block_only_after_every_slot_is_read() {
 fn a_parked_receiver_is_woken_by_a_send_on_each_producer_arity() {
     loom::model(|| {
         let chan = Chan::<Ring<u32, 1, One, One>>::new();
-        let mut cursor = chan.cursor();
+        let (mut tail, mut cursor) = (chan.producer_cursor(), chan.cursor());
         let producer = {
             let chan = chan.clone();
-            // SAFETY: the only producer.
-            thread::spawn(move || unsafe { chan.try_send_unchecked(7) }.unwrap())
+            // SAFETY: the only producer, with its one cursor.
+            thread::spawn(move || unsafe { chan.try_send_unchecked(&mut tail, 7) }.unwrap())
         };
         // SAFETY: the only consumer.
         assert_eq!(unsafe { chan.recv_blocking(&mut cursor, None) }, Ok(7));
@@ -303,10 +306,11 @@ fn a_parked_single_sender_is_woken_when_a_slot_frees() {
                 (first, second)
             })
         };
-        // SAFETY: the only producer.
+        let mut tail = chan.producer_cursor();
+        // SAFETY: the only producer, with its one cursor.
         unsafe {
-            chan.send_blocking(1, None).unwrap();
-            chan.send_blocking(2, None).unwrap();
+            chan.send_blocking(&mut tail, 1, None).unwrap();
+            chan.send_blocking(&mut tail, 2, None).unwrap();
         }
         assert_eq!(consumer.join().unwrap(), (Ok(1), Ok(2)));
     });
@@ -322,7 +326,7 @@ fn parked_senders_are_granted_freed_slots() {
             .map(|v| {
                 let chan = chan.clone();
                 // SAFETY: many producers.
-                thread::spawn(move || unsafe { chan.send_blocking(v, None) }.unwrap())
+                thread::spawn(move || unsafe { chan.send_blocking(&mut (), v, None) }.unwrap())
             })
             .collect();
         let mut got = Vec::new();
@@ -347,8 +351,9 @@ fn a_cancelled_send_passes_on_the_slot_it_was_granted() {
         let canceller = {
             let chan = chan.clone();
             thread::spawn(move || {
+                let mut tail = ();
                 // SAFETY: many producers.
-                let mut send = pin!(unsafe { SendFuture::new(&*chan, 1) });
+                let mut send = pin!(unsafe { SendFuture::new(&*chan, &mut tail, 1) });
                 let mut cx = Context::from_waker(Waker::noop());
                 // Poll once (it may complete, or queue), then drop it, maybe
                 // after it was granted the freed slot.
@@ -358,7 +363,7 @@ fn a_cancelled_send_passes_on_the_slot_it_was_granted() {
         let waiter = {
             let chan = chan.clone();
             // SAFETY: many producers.
-            thread::spawn(move || unsafe { chan.send_blocking(2, None) }.unwrap())
+            thread::spawn(move || unsafe { chan.send_blocking(&mut (), 2, None) }.unwrap())
         };
         // SAFETY: the only consumer.
         let mut got = vec![unsafe { chan.recv_blocking(&mut cursor, None) }.unwrap()];
@@ -379,33 +384,52 @@ fn a_cancelled_send_passes_on_the_slot_it_was_granted() {
     });
 }
 
-/// The single producer's permits are `Send`: pushes through units may come
-/// from several threads at once and take turns on the producer's latch.
-/// Each lands once, in a slot of its own, and the consumer sees both.
-#[test]
-fn single_producer_pushes_through_units_from_two_threads_each_land_once() {
+/// The single producer's permits are `Send`: units split off one
+/// reservation may push from several threads at once and take turns at the
+/// producer's cursor, which its endpoint owns. Each value lands once, in a
+/// slot of its own, and the consumer sees both.
+fn units_of_one_producer_push_from_two_threads<S>()
+where
+    S: Storage<Item = u32, Senders = One, Receivers = One, ProducerCursor: Send>
+        + Send
+        + Sync
+        + 'static,
+{
     loom::model(|| {
-        let chan = Chan::<Ring<u32, 2, One, One>>::new();
-        let mut cursor = chan.cursor();
-        // SAFETY: this thread is the only producer, and from here on only
-        // pushes through units run on the producer side.
-        unsafe { chan.try_reserve(2) }.unwrap();
-        let pushers: Vec<_> = (1..3)
-            .map(|value| {
-                let chan = chan.clone();
-                // SAFETY: each thread holds one of the two units reserved
-                // above; pushes through units may race with each other.
-                thread::spawn(move || unsafe { chan.push_reserved(value) }.unwrap())
-            })
+        let (mut tx, mut rx) = endpoint::channel::<S>();
+        let mut first = tx.by_ref().try_reserve(2).unwrap();
+        let second = first.split(1);
+        // SAFETY: a lifetime extension for loom's `'static` threads only:
+        // both threads are joined below, before `tx` is used or dropped, so
+        // the units never outlive the producer they borrow.
+        let (first, second): (Units<'static, S>, Units<'static, S>) =
+            unsafe { std::mem::transmute((first, second)) };
+        let pushers: Vec<_> = [(first, 1), (second, 2)]
+            .into_iter()
+            .map(|(mut units, value)| thread::spawn(move || units.send(value).unwrap()))
             .collect();
-        let mut got = [recv(&chan, &mut cursor), recv(&chan, &mut cursor)];
+        let mut got = [
+            rx.by_ref().recv_blocking(None).unwrap(),
+            rx.by_ref().recv_blocking(None).unwrap(),
+        ];
         for pusher in pushers {
             pusher.join().unwrap();
         }
         got.sort_unstable();
         assert_eq!(got, [1, 2]);
-        assert_eq!(chan.storage().reserved(), 0);
+        // Both units were used up: the whole capacity is free again.
+        assert!(tx.by_ref().try_reserve(2).is_ok());
     });
+}
+
+#[test]
+fn single_producer_ring_units_push_from_two_threads_each_land_once() {
+    units_of_one_producer_push_from_two_threads::<Ring<u32, 2, One, One>>();
+}
+
+#[test]
+fn single_producer_list_units_push_from_two_threads_each_land_once() {
+    units_of_one_producer_push_from_two_threads::<List<u32, One, One>>();
 }
 
 #[test]
@@ -414,11 +438,11 @@ fn a_permit_dropped_while_a_sender_waits_wakes_it() {
         let chan = Chan::<Ring<u32, 1, Many, One>>::new();
         let mut cursor = chan.cursor();
         // SAFETY: many producers.
-        unsafe { chan.try_reserve(1) }.unwrap();
+        unsafe { chan.try_reserve(&mut (), 1) }.unwrap();
         let waiter = {
             let chan = chan.clone();
             // SAFETY: many producers.
-            thread::spawn(move || unsafe { chan.send_blocking(5, None) }.unwrap())
+            thread::spawn(move || unsafe { chan.send_blocking(&mut (), 5, None) }.unwrap())
         };
         // Dropping the permit: give the unit back.
         // SAFETY: the unit reserved above.
@@ -439,10 +463,11 @@ fn a_granted_reservation_races_with_a_receive_and_a_cancel() {
         let reserver = {
             let chan = chan.clone();
             thread::spawn(move || {
-                // SAFETY: many producers.
-                let mut reserve = pin!(unsafe { Reserve::new(&*chan, 1) });
+                let mut reserve = pin!(Reserve::new(&*chan, 1));
                 let mut cx = Context::from_waker(Waker::noop());
-                matches!(reserve.as_mut().poll(&mut cx), Poll::Ready(Ok(())))
+                // SAFETY: many producers.
+                let polled = unsafe { reserve.as_mut().poll_with(&mut (), &mut cx) };
+                matches!(polled, Poll::Ready(Ok(())))
             })
         };
         // SAFETY: the only consumer.
@@ -514,12 +539,12 @@ fn a_waiting_reservation_races_with_the_last_receiver_dropping() {
             let chan = chan.clone();
             thread::spawn(move || {
                 // SAFETY: many producers.
-                match unsafe { chan.reserve_blocking(1, None) } {
+                match unsafe { chan.reserve_blocking(&mut (), 1, None) } {
                     // Granted the slot the receive freed: the send through
                     // it lands before the receiver goes or hands the value
                     // back; either way the unit is spent or returned.
                     // SAFETY: we hold the unit just reserved.
-                    Ok(()) => unsafe { chan.push_reserved(7) }.map_err(|e| e.0),
+                    Ok(()) => unsafe { chan.push_reserved(&mut (), 7) }.map_err(|e| e.0),
                     Err(_) => Err(7),
                 }
             })
@@ -540,14 +565,17 @@ fn a_waiting_reservation_races_with_the_last_receiver_dropping() {
     });
 }
 
-fn close_racing_with_send<S: Storage<Item = u32> + Send + Sync + 'static>() {
+fn close_racing_with_send<S>()
+where
+    S: Storage<Item = u32, ProducerCursor: Send + 'static> + Send + Sync + 'static,
+{
     loom::model(|| {
         let chan = Chan::<S>::new();
-        let mut cursor = chan.cursor();
+        let (mut tail, mut cursor) = (chan.producer_cursor(), chan.cursor());
         let producer = {
             let chan = chan.clone();
-            // SAFETY: the only producer thread.
-            thread::spawn(move || unsafe { chan.try_send_unchecked(1) }.is_ok())
+            // SAFETY: the only producer thread, with the one producer cursor.
+            thread::spawn(move || unsafe { chan.try_send_unchecked(&mut tail, 1) }.is_ok())
         };
         let closer = {
             let chan = chan.clone();
@@ -628,8 +656,9 @@ fn a_timed_out_receive_leaves_no_registration_behind() {
         // SAFETY: the only consumer.
         let received = unsafe { chan.recv_blocking(&mut cursor, Some(past)) };
         assert_eq!(received, Err(RecvTimeoutError::Timeout));
-        // SAFETY: the only producer.
-        unsafe { chan.try_send_unchecked(1) }.unwrap();
+        let mut tail = chan.producer_cursor();
+        // SAFETY: the only producer, with its one cursor.
+        unsafe { chan.try_send_unchecked(&mut tail, 1) }.unwrap();
         // SAFETY: the only consumer.
         assert_eq!(unsafe { chan.try_recv(&mut cursor) }, Ok(1));
     });
@@ -661,8 +690,8 @@ fn a_waiting_sender_wakes_a_receiver_a_forgotten_recv_future_left_asleep() {
         // The first send's notification may go to the forgotten future; at
         // capacity 1 the second then waits for room, and only a receive
         // can make it. Without the sender's nudge: a loom deadlock.
-        send(&chan, 1);
-        send(&chan, 2);
+        send(&chan, &mut (), 1);
+        send(&chan, &mut (), 2);
         assert_eq!(receiver.join().unwrap(), 1);
         // SAFETY: a consumer, the other one has finished.
         assert_eq!(unsafe { chan.try_recv(&mut cursor) }, Ok(2));
@@ -695,7 +724,7 @@ fn a_parked_receiver_is_woken_by_the_one_send_a_forgotten_recv_future_was_notifi
         // One send, and nothing after it: only the check wake that comes
         // with a notification to a future reaches the parked receiver.
         // Without it: a loom deadlock.
-        send(&chan, 1);
+        send(&chan, &mut (), 1);
         assert_eq!(receiver.join().unwrap(), 1);
     });
 }

@@ -11,7 +11,6 @@
 
 use std::fmt;
 
-use asyncband_core::chan::Chan;
 use asyncband_core::endpoint::{Unit, Units};
 use asyncband_core::storage::Capacity;
 
@@ -92,11 +91,11 @@ impl<F: Flavour<Storage: Capacity>> fmt::Debug for Permit<'_, F> {
 /// ```
 #[must_use = "reserved slots are held until the permits are used or dropped"]
 pub struct Permits<'a, F: Flavour<Storage: Capacity>> {
-    units: Units<F::Storage, &'a Chan<F::Storage>>,
+    units: Units<'a, F::Storage>,
 }
 
 impl<'a, F: Flavour<Storage: Capacity>> Permits<'a, F> {
-    pub(crate) fn new(units: Units<F::Storage, &'a Chan<F::Storage>>) -> Self {
+    pub(crate) fn new(units: Units<'a, F::Storage>) -> Self {
         Self { units }
     }
 

@@ -4,7 +4,6 @@
 
 use std::fmt;
 use std::pin::Pin;
-use std::ptr::NonNull;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
@@ -15,7 +14,7 @@ use crate::arity::{Many, One};
 use crate::chan::Chan;
 use crate::error::{RecvError, RecvTimeoutError, TryRecvError};
 use crate::future::{Recv, RecvMany, RxNode};
-use crate::storage::Storage;
+use crate::storage::{Storage, many_consumers_cursor};
 
 /// The one consumer of a channel, made by [`channel`](super::channel).
 ///
@@ -123,27 +122,6 @@ pub struct ConsumerRef<'a, S: Storage> {
     /// single-consumer channel it is the channel's one cursor.
     chan: &'a Chan<S>,
     cursor: &'a mut S::Cursor,
-}
-
-/// A cursor for one of many consumers, made from nothing for each act: with
-/// many consumers the cursor is zero-sized and holds nothing (the
-/// [`Storage`] contract), so a reference to one needs no value behind it.
-#[inline(always)]
-#[allow(
-    clippy::inline_always,
-    reason = "a reference conversion on every receive's ready path"
-)]
-fn shared_cursor<'a, S: Storage<Receivers = Many>>() -> &'a mut S::Cursor {
-    const {
-        assert!(
-            size_of::<S::Cursor>() == 0,
-            "the cursor of many consumers holds nothing"
-        );
-    }
-    // SAFETY: the cursor type is zero-sized (asserted above) and holds
-    // nothing (the `Storage` contract for many consumers), so a dangling,
-    // aligned pointer is a valid, unique reference to one.
-    unsafe { NonNull::dangling().as_mut() }
 }
 
 /// The waiter node a consumer keeps between calls of `poll_recv`, which has
@@ -280,7 +258,7 @@ impl<S: Storage<Receivers = Many>> SharedConsumer<S> {
     pub fn by_ref(&self) -> ConsumerRef<'_, S> {
         // SAFETY: many consumers may act at once; the contract binds only a
         // single consumer's cursor.
-        unsafe { ConsumerRef::new(&self.chan, shared_cursor::<S>()) }
+        unsafe { ConsumerRef::new(&self.chan, many_consumers_cursor::<S>()) }
     }
 
     /// The channel, for queries.
@@ -307,7 +285,7 @@ impl<S: Storage<Receivers = Many>> SharedConsumer<S> {
     #[inline]
     pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Result<S::Item, RecvError>> {
         // SAFETY: many consumers may act at once; the node is this clone's.
-        unsafe { self.wait.poll(&self.chan, shared_cursor::<S>(), cx) }
+        unsafe { self.wait.poll(&self.chan, many_consumers_cursor::<S>(), cx) }
     }
 
     /// As [`Consumer::stop_waiting`].

@@ -1,16 +1,15 @@
 //! Endpoints: the only safe way to move values through a [`Chan`].
 //!
-//! [`Chan`]'s value-moving methods are `unsafe`: a single producer promises
-//! that no other producer-side call runs at the same time, a single
-//! consumer that the cursor it passes is the channel's one cursor, and a
-//! sender that it returns only capacity it holds. The types here carry
+//! [`Chan`]'s value-moving methods are `unsafe`: a single producer or
+//! consumer promises that the cursor it passes is its side's one cursor,
+//! and a sender that it returns only capacity it holds. The types here carry
 //! those promises, so code built on them (the `asyncband` facade) needs no
 //! `unsafe`:
 //!
 //! | side | single endpoint | many endpoints |
 //! | --- | --- | --- |
-//! | producer | [`Producer`]: not `Clone`, moves values through `&mut self` | [`SharedProducer`]: `Clone`, moves values through `&self` |
-//! | consumer | [`Consumer`]: not `Clone`, owns the channel's one cursor and moves values through `&mut self` | [`SharedConsumer`]: `Clone`, moves values through `&self` (its cursor holds nothing) |
+//! | producer | [`Producer`]: not `Clone`, owns the channel's one producer cursor and moves values through `&mut self` | [`SharedProducer`]: `Clone`, moves values through `&self` (its cursor holds nothing) |
+//! | consumer | [`Consumer`]: not `Clone`, owns the channel's one consumer cursor and moves values through `&mut self` | [`SharedConsumer`]: `Clone`, moves values through `&self` (its cursor holds nothing) |
 //!
 //! [`channel`] makes the one producer and the one consumer of a new
 //! channel; [`Producer::into_shared`] and [`Consumer::into_shared`] turn a
@@ -20,7 +19,9 @@
 //! and never `Clone`, so a single side's right cannot be in two places.
 //! Capacity reserved ahead of a send is a [`Units`] value (or an
 //! [`OwnedUnit`] that owns its producer): the only thing that can return
-//! capacity, and only the capacity it holds.
+//! capacity, and only the capacity it holds. Units are `Send`, so those of
+//! a single producer may push from several threads at once; they take
+//! turns at its cursor (a spin latch held for the push alone).
 //!
 //! # Examples
 //!
@@ -70,6 +71,8 @@ pub fn channel<S: Storage>() -> (Producer<S>, Consumer<S>) {
 
 #[cfg(all(test, not(asyncband_loom)))]
 mod tests {
+    use std::future::Future;
+
     use super::channel;
     use crate::arity::{Many, One};
     use crate::error::TrySendError;
@@ -157,7 +160,7 @@ mod tests {
     /// threads at once: every value arrives, each half's in order.
     fn units_of_one_producer_push_from_two_threads<S>()
     where
-        S: Storage<Item = u32, Senders = One, Receivers = One> + Send + Sync,
+        S: Storage<Item = u32, Senders = One, Receivers = One, ProducerCursor: Send> + Send + Sync,
     {
         const HALF: u32 = 32;
         const SECOND: u32 = 1 << 30;
@@ -199,6 +202,56 @@ mod tests {
     #[test]
     fn units_of_a_single_ring_producer_push_from_two_threads() {
         units_of_one_producer_push_from_two_threads::<Ring<u32, 64, One, One>>();
+    }
+
+    /// A reservation polled again after it completed reserves again, while
+    /// the units it made first push from another thread: both take turns
+    /// at the producer's cursor, and every value arrives, each sender's in
+    /// order.
+    fn a_reservation_polled_again_while_its_units_push_elsewhere<S>()
+    where
+        S: Storage<Item = u32, Senders = One, Receivers = One, ProducerCursor: Send> + Send + Sync,
+    {
+        const N: u32 = 16;
+        const AGAIN: u32 = if cfg!(miri) { 2 } else { 32 };
+        const MAIN: u32 = 1 << 30;
+        let (mut tx, mut rx) = channel::<S>();
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        let mut reserve = std::pin::pin!(tx.by_ref().reserve(N as usize));
+        let std::task::Poll::Ready(Ok(mut first)) = reserve.as_mut().poll(&mut cx) else {
+            panic!("room for the first units");
+        };
+        std::thread::scope(|scope| {
+            scope.spawn(move || {
+                for i in 0..N {
+                    first.send(i).unwrap();
+                }
+            });
+            for k in 0..AGAIN {
+                let std::task::Poll::Ready(Ok(mut more)) = reserve.as_mut().poll(&mut cx) else {
+                    panic!("room for more units");
+                };
+                for i in 0..N {
+                    more.send(MAIN + k * N + i).unwrap();
+                }
+            }
+        });
+        let mut got = Vec::new();
+        rx.by_ref().try_recv_many(&mut got, usize::MAX);
+        let theirs: Vec<u32> = got.iter().copied().filter(|&v| v < MAIN).collect();
+        let ours: Vec<u32> = got.iter().copied().filter(|&v| v >= MAIN).collect();
+        assert_eq!(theirs, (0..N).collect::<Vec<_>>());
+        assert_eq!(ours, (MAIN..MAIN + AGAIN * N).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_ring_reservation_polled_again_takes_turns_with_the_units_it_made() {
+        a_reservation_polled_again_while_its_units_push_elsewhere::<Ring<u32, 1024, One, One>>();
+    }
+
+    #[test]
+    fn a_list_reservation_polled_again_takes_turns_with_the_units_it_made() {
+        a_reservation_polled_again_while_its_units_push_elsewhere::<List<u32, One, One>>();
     }
 
     #[test]

@@ -9,20 +9,25 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
+use crossbeam_utils::CachePadded;
+
 use crate::Arc;
-use crate::arity::Many;
+use crate::arity::{Arity, Many};
 use crate::chan::Chan;
 use crate::error::{SendError, SendTimeoutError, TrySendError};
 use crate::future::{Reserve, Send};
-use crate::storage::Storage;
+use crate::storage::{Storage, conjured_cursor, many_producers_cursor};
+use crate::sync::Turns;
 
-use super::units::{ReserveUnit, ReserveUnits, Unit, Units};
+use super::units::{Pusher, ReserveUnit, ReserveUnits, Unit, Units};
 
 /// The one producer of a channel, made by [`channel`](super::channel).
 ///
-/// Not `Clone`; every operation that moves a value goes through
-/// [`Producer::by_ref`], which borrows it mutably, so no two producer-side
-/// operations ever overlap. A channel with [`Many`] producers turns it into
+/// Not `Clone`; it owns the producer's cursor
+/// ([`Storage::ProducerCursor`]), and every operation that moves a value
+/// goes through [`Producer::by_ref`], which borrows it mutably, so no two
+/// producer-side operations ever overlap (units it reserved, which may push
+/// from several threads, take turns at the cursor). A channel with [`Many`] producers turns it into
 /// cloneable [`SharedProducer`]s with [`Producer::into_shared`]. Dropping
 /// the last producer closes the channel.
 ///
@@ -41,6 +46,11 @@ use super::units::{ReserveUnit, ReserveUnits, Unit, Units};
 /// ```
 pub struct Producer<S: Storage> {
     chan: Arc<Chan<S>>,
+    /// The channel's one producer cursor: made with the channel, never
+    /// given out, so every producer-side call of the channel uses it. On
+    /// lines of its own: the consumer's traffic on the channel's lines
+    /// never takes it away.
+    cursor: Box<CachePadded<Turns<S::ProducerCursor>>>,
     hold: Hold<S>,
 }
 
@@ -112,16 +122,20 @@ pub struct WeakProducer<S: Storage<Senders = Many>> {
 /// assert_eq!(rx.by_ref().try_recv(), Ok(2));
 /// ```
 pub struct ProducerRef<'a, S: Storage> {
+    chan: &'a Chan<S>,
     /// # Safety
     ///
-    /// The producer-side contract of [`Chan`] holds for `'a`: on a
-    /// single-producer channel this is the only producer-side access.
-    chan: &'a Chan<S>,
+    /// On a single-producer channel, `Some` with the producer's cursor, and
+    /// this right is the only user of it for `'a` (units made from it take
+    /// the right); `None` with many producers, whose cursor holds nothing.
+    turns: Option<&'a Turns<S::ProducerCursor>>,
 }
 
 impl<S: Storage> Producer<S> {
+    /// The producer of the new channel `chan`, with its one cursor.
     pub(super) fn new(chan: Arc<Chan<S>>) -> Self {
         Self {
+            cursor: Box::new(CachePadded::new(Turns::new(chan.producer_cursor()))),
             chan,
             hold: Hold::new(),
         }
@@ -135,8 +149,15 @@ impl<S: Storage> Producer<S> {
     )]
     #[must_use]
     pub fn by_ref(&mut self) -> ProducerRef<'_, S> {
-        // SAFETY: the one producer, borrowed mutably for `'_`.
-        unsafe { ProducerRef::new(&self.chan) }
+        // SAFETY: the channel's one producer cursor (field `cursor`), with
+        // the producer borrowed mutably for `'_`. With many producers the
+        // right ignores the cursor (its own holds nothing).
+        unsafe {
+            ProducerRef::new(
+                &self.chan,
+                (!<S::Senders as Arity>::MANY).then_some(&**self.cursor),
+            )
+        }
     }
 
     /// The channel, for queries.
@@ -173,8 +194,9 @@ impl<S: Storage> Producer<S> {
     ///
     /// `Ready(Err)` when the channel is closed.
     pub fn poll_reserve(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), SendError<()>>> {
-        // SAFETY: `&mut self` on the one producer; the hold belongs to it.
-        unsafe { self.hold.poll(&self.chan, cx) }
+        // SAFETY: `&mut self` on the one producer, with its one cursor; the
+        // hold belongs to it.
+        unsafe { self.hold.poll(&self.chan, self.cursor.get_mut(), cx) }
     }
 
     /// Sends `value` through the unit [`Producer::poll_reserve`] kept, or,
@@ -185,7 +207,7 @@ impl<S: Storage> Producer<S> {
     /// As [`ProducerRef::try_send`]; the value is handed back.
     pub fn send_reserved(&mut self, value: S::Item) -> Result<(), TrySendError<S::Item>> {
         // SAFETY: as in `poll_reserve`.
-        unsafe { self.hold.send(&self.chan, value) }
+        unsafe { self.hold.send(&self.chan, self.cursor.get_mut(), value) }
     }
 
     /// Gives back the unit [`Producer::poll_reserve`] kept, and stops a
@@ -245,9 +267,9 @@ impl<S: Storage<Senders = Many>> SharedProducer<S> {
     )]
     #[must_use]
     pub fn by_ref(&self) -> ProducerRef<'_, S> {
-        // SAFETY: many producers may act at once; the contract binds only a
-        // single producer.
-        unsafe { ProducerRef::new(&self.chan) }
+        // SAFETY: many producers may act at once, each with a cursor that
+        // holds nothing.
+        unsafe { ProducerRef::new(&self.chan, None) }
     }
 
     /// The channel, for queries.
@@ -278,8 +300,9 @@ impl<S: Storage<Senders = Many>> SharedProducer<S> {
     ///
     /// `Ready(Err)` when the channel is closed.
     pub fn poll_reserve(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), SendError<()>>> {
-        // SAFETY: many producers may act at once; the hold is this clone's.
-        unsafe { self.hold.poll(&self.chan, cx) }
+        // SAFETY: many producers may act at once, with cursors that hold
+        // nothing; the hold is this clone's.
+        unsafe { self.hold.poll(&self.chan, many_producers_cursor::<S>(), cx) }
     }
 
     /// As [`Producer::send_reserved`].
@@ -289,7 +312,10 @@ impl<S: Storage<Senders = Many>> SharedProducer<S> {
     /// As [`ProducerRef::try_send`]; the value is handed back.
     pub fn send_reserved(&mut self, value: S::Item) -> Result<(), TrySendError<S::Item>> {
         // SAFETY: as in `poll_reserve`.
-        unsafe { self.hold.send(&self.chan, value) }
+        unsafe {
+            self.hold
+                .send(&self.chan, many_producers_cursor::<S>(), value)
+        }
     }
 
     /// As [`Producer::release_reserved`].
@@ -312,8 +338,9 @@ impl<S: Storage<Senders = Many>> SharedProducer<S> {
     /// free or senders are queued ahead, and in
     /// [`TrySendError::Disconnected`] when the channel is closed.
     pub fn try_reserve_owned(self) -> Result<OwnedUnit<S>, TrySendError<Self>> {
-        // SAFETY: many producers may reserve at once.
-        match unsafe { self.chan.try_reserve(1) } {
+        // SAFETY: many producers may reserve at once, with cursors that
+        // hold nothing.
+        match unsafe { self.chan.try_reserve(many_producers_cursor::<S>(), 1) } {
             // SAFETY: the unit just reserved goes to the value.
             Ok(()) => Ok(unsafe { OwnedUnit::new(self) }),
             Err(TrySendError::Full(())) => Err(TrySendError::Full(self)),
@@ -326,9 +353,7 @@ impl<S: Storage<Senders = Many>> SharedProducer<S> {
     #[must_use = "futures do nothing unless polled"]
     pub fn reserve_owned(self) -> ReserveOwned<S> {
         ReserveOwned {
-            // SAFETY: many producers may reserve at once, and the units it
-            // yields are pushed through by many producers too.
-            inner: unsafe { Reserve::new(Arc::clone(&self.chan), 1) },
+            inner: Reserve::new(Arc::clone(&self.chan), 1),
             producer: Some(self),
         }
     }
@@ -413,14 +438,16 @@ impl<S: Storage<Senders = Many>> fmt::Debug for WeakProducer<S> {
 impl<'a, S: Storage> ProducerRef<'a, S> {
     /// # Safety
     ///
-    /// The producer-side contract of [`Chan`] holds for `'a` (field `chan`).
+    /// `turns` as for the field: on a single-producer channel, its one
+    /// producer cursor, used by nothing else for `'a`; with many producers,
+    /// `None`.
     #[inline(always)]
     #[allow(
         clippy::inline_always,
         reason = "a reference conversion on every send's ready path"
     )]
-    unsafe fn new(chan: &'a Chan<S>) -> Self {
-        Self { chan }
+    unsafe fn new(chan: &'a Chan<S>, turns: Option<&'a Turns<S::ProducerCursor>>) -> Self {
+        Self { chan, turns }
     }
 
     /// A shorter right, for an operation whose result outlives the call,
@@ -432,9 +459,68 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
     )]
     #[must_use]
     pub fn reborrow(&mut self) -> ProducerRef<'_, S> {
-        // SAFETY: `self` is borrowed mutably for `'_`, so the contract passes
+        // SAFETY: `self` is borrowed mutably for `'_`, so the cursor passes
         // to the new right and this one is unused meanwhile.
-        unsafe { ProducerRef::new(self.chan) }
+        unsafe { ProducerRef::new(self.chan, self.turns) }
+    }
+
+    /// The producer's cursor, for one call.
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a reference conversion on every send's ready path"
+    )]
+    pub(crate) fn cursor(&mut self) -> &mut S::ProducerCursor {
+        self.reborrow().into_cursor()
+    }
+
+    /// The producer's cursor, for the rest of `'a`.
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a reference conversion on every send's ready path"
+    )]
+    fn into_cursor(self) -> &'a mut S::ProducerCursor {
+        if <S::Senders as Arity>::MANY {
+            // SAFETY: many producers: the cursor holds nothing.
+            unsafe { conjured_cursor() }
+        } else {
+            // SAFETY: a single producer's right has its turns (field
+            // `turns`), and nothing else uses the cursor for `'a`.
+            unsafe { self.turns.unwrap_unchecked().lend() }
+        }
+    }
+
+    /// The right, given to units: they take turns at the cursor.
+    pub(crate) fn into_pusher(self) -> Pusher<'a, S> {
+        // SAFETY: the pusher takes this right, and with it the cursor.
+        unsafe { self.lend_pusher() }
+    }
+
+    /// A pusher for units, while this right stays.
+    ///
+    /// # Safety
+    ///
+    /// From now on this right uses the cursor only through
+    /// [`ProducerRef::with_turn`], as the pusher's units do.
+    pub(crate) unsafe fn lend_pusher(&self) -> Pusher<'a, S> {
+        // SAFETY: `turns` as for this right; the caller's contract keeps the
+        // right off the cursor except by turns.
+        unsafe { Pusher::new(self.chan, self.turns) }
+    }
+
+    /// Runs `f` with the producer's cursor, taking a turn at it, as units
+    /// made from this right do.
+    pub(crate) fn with_turn<R>(&mut self, f: impl FnOnce(&mut S::ProducerCursor) -> R) -> R {
+        if <S::Senders as Arity>::MANY {
+            // SAFETY: many producers: the cursor holds nothing.
+            f(unsafe { conjured_cursor() })
+        } else {
+            // SAFETY: a single producer's right has its turns (field
+            // `turns`).
+            let turns = unsafe { self.turns.unwrap_unchecked() };
+            f(&mut turns.take_turn())
+        }
     }
 
     /// The channel, for queries.
@@ -456,8 +542,9 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
         reason = "every try send's ready path; out of line it costs a call per message"
     )]
     pub fn try_send(&mut self, value: S::Item) -> Result<(), TrySendError<S::Item>> {
-        // SAFETY: the producer-side contract (field `chan`).
-        unsafe { self.chan.try_send_unchecked(value) }
+        let chan = self.chan;
+        // SAFETY: this right's cursor (field `turns`).
+        unsafe { chan.try_send_unchecked(self.cursor(), value) }
     }
 
     /// Sends `value`, parking the thread while the channel is full, until
@@ -478,17 +565,18 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
         value: S::Item,
         deadline: Option<Instant>,
     ) -> Result<(), SendTimeoutError<S::Item>> {
-        // SAFETY: the producer-side contract (field `chan`).
-        unsafe { self.chan.send_blocking(value, deadline) }
+        let chan = self.chan;
+        // SAFETY: this right's cursor (field `turns`).
+        unsafe { chan.send_blocking(self.cursor(), value, deadline) }
     }
 
     /// A future that sends `value`, waiting for capacity.
     #[must_use = "futures do nothing unless polled"]
     #[inline]
-    pub fn send(self, value: S::Item) -> Send<S, &'a Chan<S>> {
-        // SAFETY: the future takes this right, and with it the contract, for
-        // its life (`'a`).
-        unsafe { Send::new(self.chan, value) }
+    pub fn send(self, value: S::Item) -> Send<'a, S> {
+        let chan = self.chan;
+        // SAFETY: the future takes this right's cursor for its life (`'a`).
+        unsafe { Send::new(chan, self.into_cursor(), value) }
     }
 
     /// `n` units of capacity now. `n == 0` succeeds on an open channel; more
@@ -500,7 +588,7 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
     /// are queued ahead, and [`TrySendError::Disconnected`] when the channel
     /// is closed.
     #[inline]
-    pub fn try_reserve(self, n: usize) -> Result<Units<S, &'a Chan<S>>, TrySendError<()>> {
+    pub fn try_reserve(mut self, n: usize) -> Result<Units<'a, S>, TrySendError<()>> {
         if S::CAPACITY.is_some_and(|cap| n > cap) {
             return Err(TrySendError::Full(()));
         }
@@ -509,12 +597,12 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
                 return Err(TrySendError::Disconnected(()));
             }
         } else {
-            // SAFETY: the producer-side contract (field `chan`).
-            unsafe { self.chan.try_reserve(n) }?;
+            let chan = self.chan;
+            // SAFETY: this right's cursor (field `turns`).
+            unsafe { chan.try_reserve(self.cursor(), n) }?;
         }
-        // SAFETY: the `n` units were just reserved; the units take this
-        // right, and with it the contract, for `'a`.
-        Ok(unsafe { Units::new(self.chan, n) })
+        // SAFETY: the `n` units were just reserved; they take this right.
+        Ok(unsafe { Units::new(self.into_pusher(), n) })
     }
 
     /// One unit of capacity now: [`try_reserve(1)`](Self::try_reserve) as
@@ -524,12 +612,12 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
     ///
     /// As for [`try_reserve`](Self::try_reserve).
     #[inline]
-    pub fn try_reserve_one(self) -> Result<Unit<'a, S>, TrySendError<()>> {
-        // SAFETY: the producer-side contract (field `chan`).
-        unsafe { self.chan.try_reserve(1) }?;
-        // SAFETY: the unit was just reserved; it takes this right, and with
-        // it the contract, for `'a`.
-        Ok(unsafe { Unit::new(self.chan) })
+    pub fn try_reserve_one(mut self) -> Result<Unit<'a, S>, TrySendError<()>> {
+        let chan = self.chan;
+        // SAFETY: this right's cursor (field `turns`).
+        unsafe { chan.try_reserve(self.cursor(), 1) }?;
+        // SAFETY: the unit was just reserved; it takes this right.
+        Ok(unsafe { Unit::new(self.into_pusher()) })
     }
 
     /// One unit, parking the thread until it is free or `deadline` passes:
@@ -540,13 +628,14 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
     /// As for [`reserve_blocking`](Self::reserve_blocking).
     #[inline]
     pub fn reserve_one_blocking(
-        self,
+        mut self,
         deadline: Option<Instant>,
     ) -> Result<Unit<'a, S>, SendTimeoutError<()>> {
-        // SAFETY: the producer-side contract (field `chan`).
-        unsafe { self.chan.reserve_blocking(1, deadline) }?;
+        let chan = self.chan;
+        // SAFETY: this right's cursor (field `turns`).
+        unsafe { chan.reserve_blocking(self.cursor(), 1, deadline) }?;
         // SAFETY: the unit was just reserved; as in `try_reserve_one`.
-        Ok(unsafe { Unit::new(self.chan) })
+        Ok(unsafe { Unit::new(self.into_pusher()) })
     }
 
     /// A future that waits in line for one unit:
@@ -554,9 +643,7 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
     #[must_use = "futures do nothing unless polled"]
     #[inline]
     pub fn reserve_one(self) -> ReserveUnit<'a, S> {
-        // SAFETY: the future and its unit take this right, and with it the
-        // contract, for `'a`.
-        unsafe { ReserveUnit::new(self.chan) }
+        ReserveUnit::new(self)
     }
 
     /// Reserves `n` units, parking the thread until they are free or
@@ -572,15 +659,16 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
     /// Unless `1 <= n <= CAP`.
     #[inline]
     pub fn reserve_blocking(
-        self,
+        mut self,
         n: usize,
         deadline: Option<Instant>,
-    ) -> Result<Units<S, &'a Chan<S>>, SendTimeoutError<()>> {
+    ) -> Result<Units<'a, S>, SendTimeoutError<()>> {
         assert_reservable::<S>(n);
-        // SAFETY: the producer-side contract (field `chan`).
-        unsafe { self.chan.reserve_blocking(n, deadline) }?;
+        let chan = self.chan;
+        // SAFETY: this right's cursor (field `turns`).
+        unsafe { chan.reserve_blocking(self.cursor(), n, deadline) }?;
         // SAFETY: the `n` units were just reserved; as in `try_reserve`.
-        Ok(unsafe { Units::new(self.chan, n) })
+        Ok(unsafe { Units::new(self.into_pusher(), n) })
     }
 
     /// A future that waits in line for `n` units.
@@ -590,11 +678,9 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
     /// Unless `1 <= n <= CAP`.
     #[must_use = "futures do nothing unless polled"]
     #[inline]
-    pub fn reserve(self, n: usize) -> ReserveUnits<S, &'a Chan<S>> {
+    pub fn reserve(self, n: usize) -> ReserveUnits<'a, S> {
         assert_reservable::<S>(n);
-        // SAFETY: the future and its units take this right, and with it the
-        // contract, for `'a`.
-        unsafe { ReserveUnits::new(self.chan, n) }
+        ReserveUnits::new(self, n)
     }
 }
 
@@ -662,8 +748,13 @@ impl<S: Storage<Senders = Many>> OwnedUnit<S> {
     pub fn send(mut self, value: S::Item) -> Result<SharedProducer<S>, SendError<S::Item>> {
         let producer = self.take();
         // SAFETY: the unit was held (field `producer`) and is consumed here,
-        // once: `self` is now empty; many producers may push at once.
-        unsafe { producer.chan.push_reserved(value) }?;
+        // once: `self` is now empty; many producers may push at once, with
+        // cursors that hold nothing.
+        unsafe {
+            producer
+                .chan
+                .push_reserved(many_producers_cursor::<S>(), value)
+        }?;
         Ok(producer)
     }
 
@@ -752,7 +843,10 @@ impl<S: Storage<Senders = Many>> Future for ReserveOwned<S> {
         );
         // SAFETY: as above.
         let inner = unsafe { Pin::new_unchecked(&mut this.inner) };
-        let result = std::task::ready!(inner.poll(cx));
+        // SAFETY: many producers may reserve at once, with cursors that hold
+        // nothing.
+        let result =
+            std::task::ready!(unsafe { inner.poll_with(many_producers_cursor::<S>(), cx) });
         let producer = this.producer.take().expect("checked above");
         Poll::Ready(match result {
             // SAFETY: the reservation just granted the unit.
@@ -794,11 +888,11 @@ impl<S: Storage> Hold<S> {
     /// # Safety
     ///
     /// `chan` is the channel of the producer that owns this hold, and the
-    /// producer-side contract of [`Chan`] holds for the call and for the
-    /// life of the reservation it may leave waiting.
+    /// producer contract of [`Chan`] holds for `cursor`.
     unsafe fn poll(
         &mut self,
         chan: &Arc<Chan<S>>,
+        cursor: &mut S::ProducerCursor,
         cx: &mut Context<'_>,
     ) -> Poll<Result<(), SendError<()>>> {
         if self.held {
@@ -807,7 +901,7 @@ impl<S: Storage> Hold<S> {
         let waiting = match &mut self.waiting {
             Some(waiting) => waiting,
             // SAFETY: the caller's contract.
-            None => match unsafe { chan.try_reserve(1) } {
+            None => match unsafe { chan.try_reserve(cursor, 1) } {
                 Ok(()) => {
                     self.held = true;
                     return Poll::Ready(Ok(()));
@@ -815,11 +909,11 @@ impl<S: Storage> Hold<S> {
                 Err(TrySendError::Disconnected(())) => return Poll::Ready(Err(SendError(()))),
                 Err(TrySendError::Full(())) => self
                     .waiting
-                    // SAFETY: the caller's contract covers the reservation.
-                    .insert(Box::pin(unsafe { Reserve::new(Arc::clone(chan), 1) })),
+                    .insert(Box::pin(Reserve::new(Arc::clone(chan), 1))),
             },
         };
-        let result = std::task::ready!(waiting.as_mut().poll(cx));
+        // SAFETY: the caller's contract.
+        let result = std::task::ready!(unsafe { waiting.as_mut().poll_with(cursor, cx) });
         self.waiting = None;
         self.held = result.is_ok();
         Poll::Ready(result)
@@ -828,14 +922,20 @@ impl<S: Storage> Hold<S> {
     /// # Safety
     ///
     /// As for [`Hold::poll`].
-    unsafe fn send(&mut self, chan: &Chan<S>, value: S::Item) -> Result<(), TrySendError<S::Item>> {
+    unsafe fn send(
+        &mut self,
+        chan: &Chan<S>,
+        cursor: &mut S::ProducerCursor,
+        value: S::Item,
+    ) -> Result<(), TrySendError<S::Item>> {
         if std::mem::take(&mut self.held) {
-            // SAFETY: `held` said a unit is held; it is consumed here.
-            return unsafe { chan.push_reserved(value) }
+            // SAFETY: `held` said a unit is held; it is consumed here, with
+            // the caller's cursor.
+            return unsafe { chan.push_reserved(cursor, value) }
                 .map_err(|SendError(value)| TrySendError::Disconnected(value));
         }
         // SAFETY: the caller's contract.
-        unsafe { chan.try_send_unchecked(value) }
+        unsafe { chan.try_send_unchecked(cursor, value) }
     }
 
     /// # Safety

@@ -11,21 +11,81 @@
 
 use std::fmt;
 use std::future::Future;
-use std::ops::Deref;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use crate::arity::Arity;
 use crate::chan::Chan;
 use crate::error::SendError;
 use crate::future::Reserve;
-use crate::storage::Storage;
+use crate::storage::{Storage, conjured_cursor};
+use crate::sync::Turns;
+
+use super::producer::ProducerRef;
+
+/// How held units reach their channel and its producer's cursor: a copy
+/// per value that holds units, all from one [`ProducerRef`] that the units
+/// consumed.
+pub(crate) struct Pusher<'a, S: Storage> {
+    chan: &'a Chan<S>,
+    /// # Safety
+    ///
+    /// As in [`ProducerRef`]: `Some` exactly with a single producer, whose
+    /// right the units took, so that no one else uses the cursor while
+    /// they live; pushes through them take turns at it.
+    turns: Option<&'a Turns<S::ProducerCursor>>,
+}
+
+impl<S: Storage> Clone for Pusher<'_, S> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<S: Storage> Copy for Pusher<'_, S> {}
+
+impl<'a, S: Storage> Pusher<'a, S> {
+    /// # Safety
+    ///
+    /// `turns` as for the field: `Some` with a single producer and `None`
+    /// with many; no one but pushers made from these parts uses the cursor
+    /// for `'a`.
+    pub(crate) unsafe fn new(
+        chan: &'a Chan<S>,
+        turns: Option<&'a Turns<S::ProducerCursor>>,
+    ) -> Self {
+        Self { chan, turns }
+    }
+
+    /// Pushes `value` through one held unit.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds a unit and gives it up here.
+    #[inline]
+    unsafe fn push(self, value: S::Item) -> Result<(), SendError<S::Item>> {
+        if <S::Senders as Arity>::MANY {
+            // SAFETY: the caller's unit; many producers: the cursor holds
+            // nothing (`turns` is `None`).
+            unsafe { self.chan.push_reserved(conjured_cursor(), value) }
+        } else {
+            // SAFETY: a single producer's pusher has its turns (field
+            // `turns`).
+            let turns = unsafe { self.turns.unwrap_unchecked() };
+            // SAFETY: the caller's unit, and a turn at the producer's one
+            // cursor, which only pushers use while they live.
+            unsafe { self.chan.push_reserved(turns.take_turn(), value) }
+        }
+    }
+}
 
 /// `n` units of capacity of one channel, held by the caller until each is
 /// sent through or the rest are dropped.
 ///
-/// `H` is how the units reach their channel: a shared reference borrowed
-/// from the producer that reserved them, which keeps that producer's side
-/// to pushes through units while they live.
+/// They took the right of the producer that reserved them for `'a`: no
+/// other producer-side operation runs while they live, except pushes
+/// through units, which may run on several threads at once (units are
+/// `Send`) and take turns at a single producer's cursor.
 ///
 /// # Examples
 ///
@@ -42,28 +102,24 @@ use crate::storage::Storage;
 /// assert_eq!(rx.by_ref().try_recv(), Ok(1));
 /// assert_eq!(tx.by_ref().try_reserve(4).map(|units| units.len()), Ok(4));
 /// ```
-pub struct Units<S: Storage, H: Deref<Target = Chan<S>>> {
-    chan: H,
+pub struct Units<'a, S: Storage> {
+    pusher: Pusher<'a, S>,
     /// # Safety
     ///
-    /// The holder of this value holds exactly `n` units of `chan`, and the
-    /// producer-side contract for pushes through units (no producer-side
-    /// call other than another push through a unit runs at the same time)
-    /// holds while it lives: `H` is borrowed from the producer's right.
+    /// The holder of this value holds exactly `n` units of the channel.
     n: usize,
 }
 
-impl<S: Storage, H: Deref<Target = Chan<S>>> Units<S, H> {
+impl<'a, S: Storage> Units<'a, S> {
     /// `n` units the caller holds.
     ///
     /// # Safety
     ///
-    /// The caller holds `n` units of `*chan` and gives them to the value;
-    /// the producer-side contract for pushes through units holds for as
-    /// long as it lives (see the field `n`).
+    /// The caller holds `n` units of the pusher's channel and gives them to
+    /// the value.
     #[inline]
-    pub(crate) unsafe fn new(chan: H, n: usize) -> Self {
-        Self { chan, n }
+    pub(crate) unsafe fn new(pusher: Pusher<'a, S>, n: usize) -> Self {
+        Self { pusher, n }
     }
 
     /// How many units are held.
@@ -79,8 +135,9 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Units<S, H> {
     }
 
     /// The channel the units belong to.
-    pub fn chan(&self) -> &Chan<S> {
-        &self.chan
+    #[must_use]
+    pub fn chan(&self) -> &'a Chan<S> {
+        self.pusher.chan
     }
 
     /// Sends `value` through one held unit, which is consumed either way.
@@ -97,9 +154,8 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Units<S, H> {
     pub fn send(&mut self, value: S::Item) -> Result<(), SendError<S::Item>> {
         assert!(self.n > 0, "a send through `Units` with none left");
         self.n -= 1;
-        // SAFETY: the unit counted off just above is held (field `n`), and so
-        // is the contract for pushes through units.
-        unsafe { self.chan.push_reserved(value) }
+        // SAFETY: the unit counted off just above is held (field `n`).
+        unsafe { self.pusher.push(value) }
     }
 
     /// Splits off `n` of the held units into a value of their own.
@@ -108,19 +164,14 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Units<S, H> {
     ///
     /// If fewer than `n` are held.
     #[must_use = "dropping the split-off units gives them back at once"]
-    pub fn split(&mut self, n: usize) -> Self
-    where
-        H: Clone,
-    {
+    pub fn split(&mut self, n: usize) -> Self {
         assert!(n <= self.n, "split {n} units off {} held", self.n);
         self.n -= n;
         // SAFETY: the `n` units move from `self` to the new value, with the
-        // same handle and so the same contract.
-        unsafe { Self::new(self.chan.clone(), n) }
+        // same pusher.
+        unsafe { Self::new(self.pusher, n) }
     }
-}
 
-impl<'a, S: Storage> Units<S, &'a Chan<S>> {
     /// Takes one of the held units out as a [`Unit`] of its own, or `None`
     /// when none is left.
     #[inline]
@@ -130,20 +181,20 @@ impl<'a, S: Storage> Units<S, &'a Chan<S>> {
         }
         self.n -= 1;
         // SAFETY: the unit counted off just above moves to the new value,
-        // with the same borrowed right and so the same contract.
-        Some(unsafe { Unit::new(self.chan) })
+        // with the same pusher.
+        Some(unsafe { Unit::new(self.pusher) })
     }
 }
 
-impl<S: Storage, H: Deref<Target = Chan<S>>> Drop for Units<S, H> {
+impl<S: Storage> Drop for Units<'_, S> {
     #[inline]
     fn drop(&mut self) {
         // SAFETY: the `n` units left are held (field `n`) and given up here.
-        unsafe { self.chan.return_units(self.n) };
+        unsafe { self.pusher.chan.return_units(self.n) };
     }
 }
 
-impl<S: Storage, H: Deref<Target = Chan<S>>> fmt::Debug for Units<S, H> {
+impl<S: Storage> fmt::Debug for Units<'_, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Units")
             .field("n", &self.n)
@@ -172,9 +223,8 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> fmt::Debug for Units<S, H> {
 pub struct Unit<'a, S: Storage> {
     /// # Safety
     ///
-    /// The holder of this value holds one unit of `chan`, under the
-    /// producer-side contract for pushes through units, as for [`Units`].
-    chan: &'a Chan<S>,
+    /// The holder of this value holds one unit of the pusher's channel.
+    pusher: Pusher<'a, S>,
 }
 
 impl<'a, S: Storage> Unit<'a, S> {
@@ -184,14 +234,14 @@ impl<'a, S: Storage> Unit<'a, S> {
     ///
     /// As for [`Units::new`] with `n == 1`.
     #[inline]
-    pub(crate) unsafe fn new(chan: &'a Chan<S>) -> Self {
-        Self { chan }
+    pub(crate) unsafe fn new(pusher: Pusher<'a, S>) -> Self {
+        Self { pusher }
     }
 
     /// The channel the unit belongs to.
     #[must_use]
     pub fn chan(&self) -> &'a Chan<S> {
-        self.chan
+        self.pusher.chan
     }
 
     /// Sends `value` through the unit, which is consumed either way.
@@ -202,26 +252,81 @@ impl<'a, S: Storage> Unit<'a, S> {
     /// the pool.
     #[inline]
     pub fn send(self, value: S::Item) -> Result<(), SendError<S::Item>> {
-        let chan = self.chan;
+        let pusher = self.pusher;
         // The push below uses the unit up: it must not be given back again.
         std::mem::forget(self);
         // SAFETY: the unit of the value just forgotten is held (field
-        // `chan`), and so is the contract for pushes through units.
-        unsafe { chan.push_reserved(value) }
+        // `pusher`).
+        unsafe { pusher.push(value) }
     }
 }
 
 impl<S: Storage> Drop for Unit<'_, S> {
     #[inline]
     fn drop(&mut self) {
-        // SAFETY: the unit is held (field `chan`) and given up here.
-        unsafe { self.chan.return_units(1) };
+        // SAFETY: the unit is held (field `pusher`) and given up here.
+        unsafe { self.pusher.chan.return_units(1) };
     }
 }
 
 impl<S: Storage> fmt::Debug for Unit<'_, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Unit").finish_non_exhaustive()
+    }
+}
+
+/// A reservation and the producer's right it polls with. Polled again
+/// after it completed, it reserves again, for units of their own.
+struct Reserving<'a, S: Storage> {
+    inner: Reserve<S, &'a Chan<S>>,
+    right: ProducerRef<'a, S>,
+    /// Units were made from the right: pushes through them may run on other
+    /// threads now, so the reservation takes turns at the cursor with them.
+    lent: bool,
+}
+
+impl<'a, S: Storage> Reserving<'a, S> {
+    fn new(right: ProducerRef<'a, S>, n: usize) -> Self {
+        Self {
+            inner: Reserve::new(right.chan(), n),
+            right,
+            lent: false,
+        }
+    }
+
+    /// Polls the reservation; once it is granted, the pusher its units use.
+    fn poll(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<Pusher<'a, S>, SendError<()>>> {
+        // SAFETY: `inner` is structurally pinned: never moved out of `self`;
+        // the other fields are not pinned.
+        let this = unsafe { self.get_unchecked_mut() };
+        // SAFETY: pinned as above.
+        let inner = unsafe { Pin::new_unchecked(&mut this.inner) };
+        let poll = |cursor: &mut S::ProducerCursor| {
+            // SAFETY: the producer's cursor, for this poll: the right's own
+            // until it lent units, a turn at it since.
+            unsafe { inner.poll_with(cursor, cx) }
+        };
+        let result = std::task::ready!(if this.lent {
+            this.right.with_turn(poll)
+        } else {
+            poll(this.right.cursor())
+        });
+        if result.is_err() {
+            return Poll::Ready(Err(SendError(())));
+        }
+        this.lent = true;
+        // SAFETY: the units made here push through turns, as this
+        // reservation does from now on.
+        Poll::Ready(Ok(unsafe { this.right.lend_pusher() }))
+    }
+}
+
+impl<S: Storage> fmt::Debug for Reserving<'_, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.inner.fmt(f)
     }
 }
 
@@ -232,6 +337,8 @@ impl<S: Storage> fmt::Debug for Unit<'_, S> {
 ///
 /// Dropping it before it completes gives back the unit if it was granted,
 /// passing it to the next waiting sender.
+///
+/// Polled again after it completed, it reserves another unit.
 ///
 /// # Examples
 ///
@@ -247,20 +354,15 @@ impl<S: Storage> fmt::Debug for Unit<'_, S> {
 /// assert_eq!(rx.by_ref().try_recv(), Ok(3));
 /// ```
 pub struct ReserveUnit<'a, S: Storage> {
-    inner: Reserve<S, &'a Chan<S>>,
+    inner: Reserving<'a, S>,
 }
 
 impl<'a, S: Storage> ReserveUnit<'a, S> {
-    /// A future that reserves one unit of `chan`.
-    ///
-    /// # Safety
-    ///
-    /// As for [`Reserve::new`], and for the [`Unit`] it resolves to.
+    /// A future that reserves one unit with `right`.
     #[inline]
-    pub(crate) unsafe fn new(chan: &'a Chan<S>) -> Self {
+    pub(crate) fn new(right: ProducerRef<'a, S>) -> Self {
         Self {
-            // SAFETY: forwarded from the caller; one unit is in range.
-            inner: unsafe { Reserve::new(chan, 1) },
+            inner: Reserving::new(right, 1),
         }
     }
 }
@@ -271,12 +373,10 @@ impl<'a, S: Storage> Future for ReserveUnit<'a, S> {
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // SAFETY: `inner` is structurally pinned: it is never moved out.
-        let mut inner = unsafe { self.map_unchecked_mut(|this| &mut this.inner) };
-        std::task::ready!(inner.as_mut().poll(cx))?;
-        let (chan, _) = inner.parts();
-        // SAFETY: the reservation of one unit just completed: it is held,
-        // under the contract `new` was made with.
-        Poll::Ready(Ok(unsafe { Unit::new(chan) }))
+        let inner = unsafe { self.map_unchecked_mut(|this| &mut this.inner) };
+        let pusher = std::task::ready!(inner.poll(cx))?;
+        // SAFETY: the reservation of one unit just completed: it is held.
+        Poll::Ready(Ok(unsafe { Unit::new(pusher) }))
     }
 }
 
@@ -296,6 +396,8 @@ impl<S: Storage> fmt::Debug for ReserveUnit<'_, S> {
 /// Dropping it before it completes gives back every unit it was granted,
 /// passing them to the next waiting sender.
 ///
+/// Polled again after it completed, it reserves `n` more units.
+///
 /// # Examples
 ///
 /// ```
@@ -308,41 +410,35 @@ impl<S: Storage> fmt::Debug for ReserveUnit<'_, S> {
 /// let units = futures::executor::block_on(tx.by_ref().reserve(2)).unwrap();
 /// assert_eq!(units.len(), 2);
 /// ```
-pub struct ReserveUnits<S: Storage, H: Deref<Target = Chan<S>> + Clone> {
-    inner: Reserve<S, H>,
+pub struct ReserveUnits<'a, S: Storage> {
+    inner: Reserving<'a, S>,
 }
 
-impl<S: Storage, H: Deref<Target = Chan<S>> + Clone> ReserveUnits<S, H> {
-    /// A future that reserves `n` units (`1 <= n <= CAP`) of `chan`.
-    ///
-    /// # Safety
-    ///
-    /// As for [`Reserve::new`], and for the [`Units`] it resolves to.
+impl<'a, S: Storage> ReserveUnits<'a, S> {
+    /// A future that reserves `n` units (`1 <= n <= CAP`) with `right`.
     #[inline]
-    pub(crate) unsafe fn new(chan: H, n: usize) -> Self {
+    pub(crate) fn new(right: ProducerRef<'a, S>, n: usize) -> Self {
         Self {
-            // SAFETY: forwarded from the caller.
-            inner: unsafe { Reserve::new(chan, n) },
+            inner: Reserving::new(right, n),
         }
     }
 }
 
-impl<S: Storage, H: Deref<Target = Chan<S>> + Clone> Future for ReserveUnits<S, H> {
-    type Output = Result<Units<S, H>, SendError<()>>;
+impl<'a, S: Storage> Future for ReserveUnits<'a, S> {
+    type Output = Result<Units<'a, S>, SendError<()>>;
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // SAFETY: `inner` is structurally pinned: it is never moved out.
-        let mut inner = unsafe { self.map_unchecked_mut(|this| &mut this.inner) };
-        std::task::ready!(inner.as_mut().poll(cx))?;
-        let (chan, n) = inner.parts();
-        // SAFETY: the reservation just completed: its `n` units are held,
-        // under the contract `new` was made with.
-        Poll::Ready(Ok(unsafe { Units::new(chan.clone(), n) }))
+        let inner = unsafe { self.map_unchecked_mut(|this| &mut this.inner) };
+        let n = inner.inner.units();
+        let pusher = std::task::ready!(inner.poll(cx))?;
+        // SAFETY: the reservation just completed: its `n` units are held.
+        Poll::Ready(Ok(unsafe { Units::new(pusher, n) }))
     }
 }
 
-impl<S: Storage, H: Deref<Target = Chan<S>> + Clone> fmt::Debug for ReserveUnits<S, H> {
+impl<S: Storage> fmt::Debug for ReserveUnits<'_, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ReserveUnits")
             .field("inner", &self.inner)

@@ -190,11 +190,16 @@ pub trait Tail<T>: Sized {
     type Senders: Arity;
     /// The slot stamp these producers publish through.
     type Stamp: Stamp;
+    /// A producer's own state ([`Storage::ProducerCursor`]).
+    type Cursor: std::fmt::Debug + Unpin;
     /// See [`Storage::NOTIFIES_BUSY`].
     const NOTIFIES_BUSY: bool;
 
     /// An open end whose next value goes into the first slot of `first`.
     fn new(first: *mut Block<T, Self::Stamp>) -> Self;
+
+    /// [`Storage::producer_cursor`].
+    fn cursor(&self) -> Self::Cursor;
 
     /// [`Storage::try_push`], taking a new block from `pool` when the tail
     /// leaves its block.
@@ -206,27 +211,12 @@ pub trait Tail<T>: Sized {
     /// # Safety
     ///
     /// As for [`Storage::try_push`].
-    unsafe fn push(&self, pool: &Pool<T, Self::Stamp>, value: T) -> Result<(), PushError<T>>;
-
-    /// [`Tail::push`] through a held unit: such pushes may race with each
-    /// other ([`Storage::push_reserved`]). Many producers' pushes may race
-    /// anyway.
-    ///
-    /// # Errors
-    ///
-    /// As [`Tail::push`].
-    ///
-    /// # Safety
-    ///
-    /// As for [`Storage::push_reserved`].
-    unsafe fn push_reserved(
+    unsafe fn push(
         &self,
+        cursor: &mut Self::Cursor,
         pool: &Pool<T, Self::Stamp>,
         value: T,
-    ) -> Result<(), PushError<T>> {
-        // SAFETY: many producers: no contract beyond the caller's.
-        unsafe { self.push(pool, value) }
-    }
+    ) -> Result<(), PushError<T>>;
 
     /// [`Storage::close`].
     ///
@@ -250,8 +240,8 @@ pub trait Tail<T>: Sized {
     /// # Safety
     ///
     /// As for [`Storage::after_push`].
-    unsafe fn after_push(&self, waiting: impl Fn() -> bool) {
-        let _ = waiting;
+    unsafe fn after_push(&self, cursor: &mut Self::Cursor, waiting: impl Fn() -> bool) {
+        let _ = (cursor, waiting);
     }
 }
 

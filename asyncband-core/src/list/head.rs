@@ -174,11 +174,11 @@ pub struct OneHead<T, Tx: Watch<T>> {
 /// use asyncband_core::storage::Storage;
 ///
 /// let list = List::<u8, One, One>::new();
-/// let mut cursor = list.cursor();
-/// // SAFETY: this thread is the only producer, and `cursor` the only
-/// // consumer's only cursor.
+/// let (mut tail, mut cursor) = (list.producer_cursor(), list.cursor());
+/// // SAFETY: `tail` is the only producer's only cursor, and `cursor` the
+/// // only consumer's.
 /// unsafe {
-///     list.try_push(4).unwrap();
+///     list.try_push(&mut tail, 4).unwrap();
 ///     assert_eq!(list.try_pop(&mut cursor), Ok(4));
 /// }
 /// ```

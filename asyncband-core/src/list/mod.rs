@@ -74,7 +74,7 @@ mod tests;
 pub use buffer::{BLOCK, ListFront, POOL};
 use buffer::{Block, Head, Pool, Tail, position};
 pub use head::{ManyHead, OneHead, OneHeadCursor, TailCache};
-pub use tail::{ManyTail, OneTail};
+pub use tail::{ManyTail, OneTail, OneTailCursor};
 
 /// The ends of a list for a supported pair of producer and consumer
 /// arities, `(Senders, Receivers)`: `(One, One)`, `(Many, One)` and
@@ -116,10 +116,11 @@ impl ListTopology for (Many, Many) {
 ///
 /// let list = List::<u32, Many, One>::new();
 /// let mut cursor = list.cursor();
-/// // SAFETY: `cursor` is the only consumer's only cursor.
+/// // SAFETY: `cursor` is the only consumer's only cursor; many producers
+/// // need no cursor of their own.
 /// unsafe {
 ///     for i in 0..100 {
-///         list.try_push(i).unwrap();
+///         list.try_push(&mut (), i).unwrap();
 ///     }
 ///     for i in 0..100 {
 ///         assert_eq!(list.try_pop(&mut cursor), Ok(i));
@@ -154,6 +155,8 @@ type TailOf<T, P, C> = <(P, C) as ListTopology>::Tail<T>;
 type StampOf<T, P, C> = <TailOf<T, P, C> as Tail<T>>::Stamp;
 /// The consumer's cursor of a list of `T` with arities `P` and `C`.
 type CursorOf<T, P, C> = <<(P, C) as ListTopology>::Head<T> as Head<T, TailOf<T, P, C>>>::Cursor;
+/// The producer's cursor of a list of `T` with arities `P` and `C`.
+type ProducerCursorOf<T, P, C> = <TailOf<T, P, C> as Tail<T>>::Cursor;
 
 // SAFETY: values move between threads through the list, so `T: Send` is
 // required and sufficient; shared cells are guarded by the protocol in the
@@ -172,6 +175,7 @@ where
     type Item = T;
     type Front = ListFront<T, StampOf<T, P, C>>;
     type Cursor = CursorOf<T, P, C>;
+    type ProducerCursor = ProducerCursorOf<T, P, C>;
     type Senders = P;
     type Receivers = C;
     const CAPACITY: Option<usize> = None;
@@ -190,19 +194,31 @@ where
         self.head.cursor()
     }
 
+    fn producer_cursor(&self) -> ProducerCursorOf<T, P, C> {
+        self.tail.cursor()
+    }
+
     #[inline]
-    unsafe fn try_push(&self, value: T) -> Result<(), PushError<T>> {
+    unsafe fn try_push(
+        &self,
+        cursor: &mut ProducerCursorOf<T, P, C>,
+        value: T,
+    ) -> Result<(), PushError<T>> {
         // SAFETY: the caller's contract is that of `push`.
-        unsafe { self.tail.push(&self.pool, value) }
+        unsafe { self.tail.push(cursor, &self.pool, value) }
     }
 
     // The default's steps with the push at hand, so that the whole push
     // inlines into the send (the default stays out of line around it).
     #[inline]
-    unsafe fn try_push_from(&self, value: &mut Option<T>) -> Result<(), PushError<()>> {
+    unsafe fn try_push_from(
+        &self,
+        cursor: &mut ProducerCursorOf<T, P, C>,
+        value: &mut Option<T>,
+    ) -> Result<(), PushError<()>> {
         let item = value.take().expect("a value to push");
         // SAFETY: the caller's contract is that of `push`.
-        unsafe { self.tail.push(&self.pool, item) }.map_err(|refused| match refused {
+        unsafe { self.tail.push(cursor, &self.pool, item) }.map_err(|refused| match refused {
             PushError::Full(item) => {
                 *value = Some(item);
                 PushError::Full(())
@@ -274,12 +290,20 @@ where
         self.tail.before_recv_wait();
     }
 
-    unsafe fn after_push(&self, waiting: impl Fn() -> bool) {
+    unsafe fn after_push(
+        &self,
+        cursor: &mut ProducerCursorOf<T, P, C>,
+        waiting: impl Fn() -> bool,
+    ) {
         // SAFETY: the caller's contract is that of `after_push`.
-        unsafe { self.tail.after_push(waiting) };
+        unsafe { self.tail.after_push(cursor, waiting) };
     }
 
-    unsafe fn try_acquire(&self, _n: usize) -> Result<(), PushError<()>> {
+    unsafe fn try_acquire(
+        &self,
+        _cursor: &mut ProducerCursorOf<T, P, C>,
+        _n: usize,
+    ) -> Result<(), PushError<()>> {
         if self.is_closed() {
             Err(PushError::Closed(()))
         } else {
@@ -291,9 +315,14 @@ where
         n
     }
 
-    unsafe fn push_reserved(&self, value: T) -> Result<(), T> {
-        // SAFETY: the caller's contract is that of `push_reserved`.
-        unsafe { self.tail.push_reserved(&self.pool, value) }.map_err(|err| match err {
+    unsafe fn push_reserved(
+        &self,
+        cursor: &mut ProducerCursorOf<T, P, C>,
+        value: T,
+    ) -> Result<(), T> {
+        // SAFETY: the caller's contract is that of `push`; a list holds no
+        // units, so the unit needs no giving back.
+        unsafe { self.tail.push(cursor, &self.pool, value) }.map_err(|err| match err {
             PushError::Full(value) | PushError::Closed(value) => value,
         })
     }

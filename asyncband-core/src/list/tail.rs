@@ -1,6 +1,8 @@
 //! The producers' end of a list, one type per producer arity: [`OneTail`]
-//! owns its index and closes through a [`Boundary`]; [`ManyTail`] is a claim
-//! word that producers take turns on, with the close bit in it.
+//! is the index a single producer publishes, and closes through a
+//! [`Boundary`] (the producer's block is in its cursor, [`OneTailCursor`]);
+//! [`ManyTail`] is a claim word that producers take turns on, with the
+//! close bit in it.
 
 use std::ptr;
 use std::sync::atomic::compiler_fence;
@@ -12,29 +14,68 @@ use crate::arity::{Many, One};
 use crate::boundary::Boundary;
 use crate::slot::{NoStamp, Stamped, is_large, readable};
 use crate::storage::PushError;
-use crate::sync::{AtomicPtr, AtomicU64, Latch, Ordering, SeqCst};
+use crate::sync::{AtomicPtr, AtomicU64, Ordering, SeqCst};
 use crate::wait::SingleFence;
 
 /// The close bit of [`ManyTail::word`].
 pub(super) const CLOSED: u64 = 1;
 
-/// A single producer's end: it owns its index, writes with plain stores and
-/// publishes each value with one store of the index after it (`SeqCst`, or
-/// a release store while its `Fence` is plain).
+/// A single producer's end: the index it publishes each value with, one
+/// store of the index after the value (`SeqCst`, or a release store while
+/// its `Fence` is plain); it writes its slots with plain stores.
 pub struct OneTail<T> {
     /// The index of the next value; every index before it is published.
     /// Written only by the single producer (and by `settle_push`, which is
     /// that producer), read by the consumer and by queries.
     pub(super) index: AtomicU64,
-    /// The block holding `index`; only the single producer uses it.
+    /// The block the producer last moved to, for a new cursor; the
+    /// producer's cursor keeps its own copy.
     block: AtomicPtr<Block<T, NoStamp>>,
     /// The close flag and frozen end; read-mostly, on a line of its own.
     pub(super) boundary: CachePadded<Boundary>,
     /// How it publishes (plain while nobody waits); on a line of its own.
     fence: CachePadded<SingleFence>,
-    /// Serialises pushes through units, which may be made from several
-    /// threads (units are `Send`).
-    latch: Latch,
+}
+
+/// The single producer's cursor ([`Storage::ProducerCursor`]), which its
+/// endpoint keeps: the block it writes into. Its index is the one it
+/// publishes, [`OneTail`]'s.
+///
+/// # Examples
+///
+/// ```
+/// use asyncband_core::arity::One;
+/// use asyncband_core::list::List;
+/// use asyncband_core::storage::{PopError, Storage};
+///
+/// let list = List::<u8, One, One>::new();
+/// let (mut tail, mut cursor) = (list.producer_cursor(), list.cursor());
+/// // SAFETY: `tail` and `cursor` are the only producer's and the only
+/// // consumer's only cursors.
+/// unsafe {
+///     list.try_push(&mut tail, 5).unwrap();
+///     assert_eq!(list.try_pop(&mut cursor), Ok(5));
+///     assert_eq!(list.try_pop(&mut cursor), Err(PopError::Empty));
+/// }
+/// ```
+///
+/// [`Storage::ProducerCursor`]: crate::storage::Storage::ProducerCursor
+pub struct OneTailCursor<T> {
+    block: *mut Block<T, NoStamp>,
+}
+
+// SAFETY: the block pointer is into the list the cursor belongs to, into
+// which it lets its holder move values: as for the list, `T: Send` is
+// required and sufficient.
+unsafe impl<T: Send> Send for OneTailCursor<T> {}
+// SAFETY: a shared reference reaches nothing; the block is used only
+// through `&mut`.
+unsafe impl<T: Send> Sync for OneTailCursor<T> {}
+
+impl<T> std::fmt::Debug for OneTailCursor<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OneTailCursor").finish_non_exhaustive()
+    }
 }
 
 impl<T> OneTail<T> {
@@ -43,18 +84,23 @@ impl<T> OneTail<T> {
     ///
     /// # Safety
     ///
-    /// Single producer.
+    /// The producer contract for `cursor`.
     #[inline]
-    unsafe fn push_one(&self, pool: &Pool<T, NoStamp>, value: T) -> Result<(), T> {
-        // ORDERING: Relaxed; the producer reads its own state.
+    unsafe fn push_one(
+        &self,
+        cursor: &mut OneTailCursor<T>,
+        pool: &Pool<T, NoStamp>,
+        value: T,
+    ) -> Result<(), T> {
+        // ORDERING: Relaxed; the producer reads its own index.
         let index = self.index.load(Ordering::Relaxed);
-        let block = self.block.load(Ordering::Relaxed);
+        let block = cursor.block;
         let next = step(index);
         if next != index + 1 {
             // SAFETY: the single producer, at the last slot of `block`.
-            unsafe { self.link_next_block(pool, block) };
+            unsafe { self.link_next_block(cursor, pool) };
         }
-        // SAFETY: the single producer.
+        // SAFETY: the single producer, by `cursor`.
         let fenced = unsafe { self.fence.fenced(next) };
         // SAFETY: the single producer owns `index`, in `block`, until it
         // publishes it below.
@@ -74,7 +120,7 @@ impl<T> OneTail<T> {
         }
         if self.boundary.is_closed() {
             // SAFETY: the single producer, just after publishing `index`.
-            return unsafe { self.settle_push(block, index, next) };
+            return unsafe { self.settle_push(cursor, block, index, next) };
         }
         Ok(())
     }
@@ -91,6 +137,7 @@ impl<T> OneTail<T> {
     #[inline(never)]
     unsafe fn settle_push(
         &self,
+        cursor: &mut OneTailCursor<T>,
         block: *mut Block<T, NoStamp>,
         index: u64,
         next: u64,
@@ -99,27 +146,29 @@ impl<T> OneTail<T> {
             return Ok(());
         }
         // Outside the boundary: take it back (nobody reads past it).
-        // ORDERING: Relaxed; only this producer reads its own state.
+        // ORDERING: Relaxed; only this producer reads its own index.
         self.index.store_at(index, Ordering::Relaxed);
-        self.block.store(block, Ordering::Relaxed);
+        cursor.block = block;
         // SAFETY: written by the caller, and outside the boundary.
         Err(unsafe { (*block).slots[(index % LAP) as usize].read() })
     }
 
-    /// At the last slot of its tail `block`: installs the next block (from
+    /// At the last slot of its tail block: installs the next block (from
     /// `pool`) before the value (and the index past it) is published. Out
     /// of line, so that the common push stays small enough to inline.
     ///
     /// # Safety
     ///
-    /// Single producer; `block` is the tail block.
+    /// The producer contract for `cursor`.
     #[cold]
     #[inline(never)]
-    unsafe fn link_next_block(&self, pool: &Pool<T, NoStamp>, block: *mut Block<T, NoStamp>) {
+    unsafe fn link_next_block(&self, cursor: &mut OneTailCursor<T>, pool: &Pool<T, NoStamp>) {
         let fresh = pool.take();
         // SAFETY: the tail block lives until its last slot is read.
-        unsafe { (*block).next.store(fresh, Ordering::Release) };
-        // ORDERING: Relaxed; only this producer reads `block`.
+        unsafe { (*cursor.block).next.store(fresh, Ordering::Release) };
+        cursor.block = fresh;
+        // ORDERING: Relaxed; read only for a new cursor, made by the
+        // producer's thread or before its endpoint was handed over.
         self.block.store(fresh, Ordering::Relaxed);
     }
 }
@@ -127,6 +176,7 @@ impl<T> OneTail<T> {
 impl<T> Tail<T> for OneTail<T> {
     type Senders = One;
     type Stamp = NoStamp;
+    type Cursor = OneTailCursor<T>;
     const NOTIFIES_BUSY: bool = false;
 
     fn new(first: *mut Block<T, NoStamp>) -> Self {
@@ -135,25 +185,28 @@ impl<T> Tail<T> for OneTail<T> {
             block: AtomicPtr::new(first),
             boundary: CachePadded::new(Boundary::new()),
             fence: CachePadded::new(SingleFence::new()),
-            latch: Latch::new(),
+        }
+    }
+
+    fn cursor(&self) -> OneTailCursor<T> {
+        OneTailCursor {
+            // ORDERING: Relaxed; as in `link_next_block`.
+            block: self.block.load(Ordering::Relaxed),
         }
     }
 
     #[inline]
-    unsafe fn push(&self, pool: &Pool<T, NoStamp>, value: T) -> Result<(), PushError<T>> {
+    unsafe fn push(
+        &self,
+        cursor: &mut OneTailCursor<T>,
+        pool: &Pool<T, NoStamp>,
+        value: T,
+    ) -> Result<(), PushError<T>> {
         if self.boundary.is_closed() {
             return Err(PushError::Closed(value));
         }
-        // SAFETY: single producer (caller's contract).
-        unsafe { self.push_one(pool, value) }.map_err(PushError::Closed)
-    }
-
-    unsafe fn push_reserved(&self, pool: &Pool<T, NoStamp>, value: T) -> Result<(), PushError<T>> {
-        let _held = self.latch.hold();
-        // SAFETY: holding the latch, this push is the only producer-side
-        // call now (the caller's contract: the others are pushes through
-        // units, which take the latch too).
-        unsafe { self.push(pool, value) }
+        // SAFETY: the producer contract (caller's).
+        unsafe { self.push_one(cursor, pool, value) }.map_err(PushError::Closed)
     }
 
     unsafe fn close(&self, from_producer: bool) -> bool {
@@ -180,8 +233,8 @@ impl<T> Tail<T> for OneTail<T> {
         self.fence.before_wait();
     }
 
-    unsafe fn after_push(&self, waiting: impl Fn() -> bool) {
-        // SAFETY: the single producer (caller's contract).
+    unsafe fn after_push(&self, _cursor: &mut OneTailCursor<T>, waiting: impl Fn() -> bool) {
+        // SAFETY: the single producer, by its cursor (caller's contract).
         unsafe {
             self.fence.fenced_publish(waiting, || {
                 // ORDERING: Relaxed; the producer reads its own index.
@@ -317,6 +370,7 @@ impl<T> ManyTail<T> {
 impl<T> Tail<T> for ManyTail<T> {
     type Senders = Many;
     type Stamp = Stamped;
+    type Cursor = ();
     // Many consumers claim an index first and wait for its value in
     // `take_front`: only a single consumer reports `Busy`.
     const NOTIFIES_BUSY: bool = is_large::<T>();
@@ -328,12 +382,19 @@ impl<T> Tail<T> for ManyTail<T> {
         }
     }
 
+    fn cursor(&self) {}
+
     #[inline(always)]
     #[allow(
         clippy::inline_always,
         reason = "one copy serves mpsc and mpmc, so it has the callers of both, and with a hint alone LLVM keeps it out of line: a call per message"
     )]
-    unsafe fn push(&self, pool: &Pool<T, Stamped>, value: T) -> Result<(), PushError<T>> {
+    unsafe fn push(
+        &self,
+        (): &mut (),
+        pool: &Pool<T, Stamped>,
+        value: T,
+    ) -> Result<(), PushError<T>> {
         match self.claim(pool) {
             Ok((index, block)) => {
                 // SAFETY: `index` was claimed in `block`.

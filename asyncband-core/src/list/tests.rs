@@ -11,15 +11,17 @@ use crate::sync::Ordering;
 fn in_order<P: Arity, C: Arity>(n: u64)
 where
     (P, C): ListTopology,
+    List<u64, P, C>: Storage<Item = u64, ProducerCursor: Send>,
 {
     let list = Arc::new(List::<u64, P, C>::new());
     let mut cursor = list.cursor();
+    let mut tail = list.producer_cursor();
     let producer = {
         let list = Arc::clone(&list);
         std::thread::spawn(move || {
             for i in 0..n {
                 // SAFETY: the only producer.
-                unsafe { list.try_push(i) }.unwrap();
+                unsafe { list.try_push(&mut tail, i) }.unwrap();
             }
         })
     };
@@ -53,7 +55,7 @@ fn a_drained_burst_leaves_at_most_the_pool_and_the_current_block() {
     // SAFETY: single-threaded.
     unsafe {
         for i in 0..n {
-            list.try_push(i).unwrap();
+            list.try_push(&mut (), i).unwrap();
         }
         for i in 0..n {
             assert_eq!(list.try_pop(&mut cursor), Ok(i));
@@ -76,11 +78,12 @@ fn dropping_a_list_drops_what_it_holds_once() {
         let list = List::<Arc<()>, Many, Many>::new();
         let spsc = List::<Arc<()>, One, One>::new();
         let mut spsc_cursor = spsc.cursor();
+        let mut spsc_tail = spsc.producer_cursor();
         // SAFETY: single-threaded.
         unsafe {
             for _ in 0..=(3 * BLOCK) {
-                list.try_push(Arc::clone(&live)).unwrap();
-                spsc.try_push(Arc::clone(&live)).unwrap();
+                list.try_push(&mut (), Arc::clone(&live)).unwrap();
+                spsc.try_push(&mut spsc_tail, Arc::clone(&live)).unwrap();
             }
             drop(list.try_pop(&mut list.cursor()));
             drop(spsc.try_pop(&mut spsc_cursor));
@@ -95,11 +98,12 @@ where
 {
     let list = List::<u8, P, C>::new();
     let mut cursor = list.cursor();
+    let mut tail = list.producer_cursor();
     // SAFETY: single-threaded.
     unsafe {
-        list.try_push(1).unwrap();
+        list.try_push(&mut tail, 1).unwrap();
         assert!(list.close(false));
-        assert_eq!(list.try_push(2), Err(PushError::Closed(2)));
+        assert_eq!(list.try_push(&mut tail, 2), Err(PushError::Closed(2)));
         assert_eq!(list.try_pop(&mut cursor), Ok(1));
         assert_eq!(list.try_pop(&mut cursor), Err(PopError::Closed));
     }
@@ -119,7 +123,7 @@ fn draining_drops_every_queued_value() {
     // SAFETY: single-threaded; closed before draining.
     unsafe {
         for _ in 0..(2 * BLOCK + 3) {
-            list.try_push(Arc::clone(&live)).unwrap();
+            list.try_push(&mut (), Arc::clone(&live)).unwrap();
         }
         list.close(false);
         list.drain();
@@ -131,10 +135,11 @@ fn draining_drops_every_queued_value() {
 fn peek_sees_the_head_across_a_block_boundary() {
     let list = List::<usize, One, One>::new();
     let mut cursor = list.cursor();
+    let mut tail = list.producer_cursor();
     // SAFETY: single-threaded.
     unsafe {
         for i in 0..=BLOCK {
-            list.try_push(i).unwrap();
+            list.try_push(&mut tail, i).unwrap();
         }
         for i in 0..=BLOCK {
             assert_eq!(list.peek(&mut cursor), Some(&i));

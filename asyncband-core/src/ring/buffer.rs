@@ -142,10 +142,14 @@ where
     ///
     /// As for [`Storage::try_push`].
     #[inline]
-    pub(super) unsafe fn push_value(&self, value: T) -> Result<(), PushError<T>> {
+    pub(super) unsafe fn push_value(
+        &self,
+        cursor: &mut <Self as Storage>::ProducerCursor,
+        value: T,
+    ) -> Result<(), PushError<T>> {
         let mut value = Some(value);
         // SAFETY: forwarded from the caller; `value` holds a value.
-        let refused = match unsafe { self.try_push_from(&mut value) } {
+        let refused = match unsafe { self.try_push_from(cursor, &mut value) } {
             Ok(()) => return Ok(()),
             Err(refused) => refused,
         };

@@ -7,12 +7,11 @@
 //! it writes the slot and publishes the new tail with a single `SeqCst`
 //! store. The consumer does the mirror image with a cached tail and a `SeqCst`
 //! store of its head. No read-modify-write per message on either side.
-//! Each side keeps its own position and cache apart from the word it
-//! publishes (the producer on a line of its own, `ProducerCursor`; the
-//! consumer in its endpoint, [`IndexedCursor`]) and only ever *stores* to
-//! that word, so the other side reading it never costs it a miss (a line
-//! that one core reads and then writes migrates to the next core that reads
-//! it). The
+//! Each side keeps its own position and cache in its endpoint, apart from
+//! the word it publishes ([`IndexedTail`] and [`IndexedCursor`]), and only
+//! ever *stores* to that word, so the other side reading it never costs it
+//! a miss (a line that one core reads and then writes migrates to the next
+//! core that reads it). The
 //! `SeqCst` stores are the notifier halves of the store-buffer race (see
 //! [`crate::wait`]): a waiting consumer re-checks the tail, a waiting
 //! producer re-checks the head. Closing goes through a
@@ -26,14 +25,16 @@ use crate::arity::One;
 use crate::boundary::Boundary;
 use crate::slot::NoStamp;
 use crate::storage::{Capacity, PopError, PushError, Storage};
-use crate::sync::{AtomicU64, AtomicUsize, Latch, Ordering, SeqCst, UnsafeCell};
+use crate::sync::{AtomicU64, AtomicUsize, Ordering, SeqCst};
 use crate::wait::SingleFence;
 
 use super::buffer::{Buffer, Cursors, RingFront, sealed};
 
 /// The cursors of a ring with one producer and one consumer: each side's
-/// published position on a line of its own, each side's private state on
-/// another, and the close protocol.
+/// published position on a line of its own, what the producer shares
+/// (its fence and held units) on another, and the close protocol. Each
+/// side's own position is in its endpoint ([`IndexedTail`],
+/// [`IndexedCursor`]).
 ///
 /// # Examples
 ///
@@ -50,11 +51,11 @@ pub struct Indexed {
     /// The consumer's published head: the start of what the producer may
     /// not overwrite.
     head: CachePadded<AtomicU64>,
-    /// What the producer reads on every push, kept off the line of the
-    /// tail it publishes: a consumer that reads that line takes it away (a
-    /// line that is read and then written migrates to the reader), and the
-    /// producer's next push would miss on it.
-    producer: CachePadded<ProducerCursor>,
+    /// What the producer reads on every push besides its cursor, kept off
+    /// the line of the tail it publishes: a consumer that reads that line
+    /// takes it away (a line that is read and then written migrates to the
+    /// reader), and the producer's next push would miss on it.
+    producer: CachePadded<ProducerSide>,
     /// How the consumer frees slots (plain while the producer does not
     /// wait): read by the consumer on every pop, written by a waiting
     /// producer.
@@ -63,29 +64,40 @@ pub struct Indexed {
     boundary: CachePadded<Boundary>,
 }
 
-/// The single producer's own state.
-struct ProducerCursor {
+/// What the single producer keeps in the ring: what a waiting consumer
+/// writes (the fence's mode, beside the count the producer keeps of it) and
+/// what queries and returned units touch.
+struct ProducerSide {
     /// How it publishes (plain while nobody waits).
     fence: SingleFence,
     /// Units held as permits.
     reserved: AtomicUsize,
-    /// Serialises pushes through units, which may be made from several
-    /// threads (permits are `Send`).
-    latch: Latch,
-    /// The consumer's head as last read.
-    ///
-    /// # Safety
-    ///
-    /// Touched only by the single producer.
-    head_cache: UnsafeCell<u64>,
-    /// Its own tail: always equal to `Indexed::tail` outside a push, so
+}
+
+/// The single producer's cursor ([`Storage::ProducerCursor`]), which its
+/// endpoint keeps: its position and its copy of the consumer's.
+///
+/// # Examples
+///
+/// ```
+/// use asyncband_core::ring::{Buffer, Indexed};
+/// use asyncband_core::storage::{PushError, Storage};
+///
+/// let ring = Buffer::<u8, 1, Indexed>::new();
+/// let mut tail = ring.producer_cursor();
+/// // SAFETY: `tail` is the only producer's only cursor.
+/// unsafe {
+///     ring.try_push(&mut tail, 1).unwrap();
+///     assert_eq!(ring.try_push(&mut tail, 2), Err(PushError::Full(2)));
+/// }
+/// ```
+#[derive(Debug)]
+pub struct IndexedTail {
+    /// Its position: always equal to `Indexed::tail` outside a push, so
     /// that pushing never reads the published word.
-    ///
-    /// # Safety
-    ///
-    /// Touched only by the single producer or the holder of `latch` (the
-    /// same rule as for writing `Indexed::tail`).
-    tail: Own,
+    tail: u64,
+    /// The consumer's head as last read.
+    head_cache: u64,
 }
 
 /// The single consumer's cursor ([`Storage::Cursor`]), which its endpoint
@@ -98,11 +110,11 @@ struct ProducerCursor {
 /// use asyncband_core::storage::{PopError, Storage};
 ///
 /// let ring = Buffer::<u8, 2, Indexed>::new();
-/// let mut cursor = ring.cursor();
-/// // SAFETY: this thread is the only producer and the only consumer, and
-/// // `cursor` is the consumer's only cursor.
+/// let (mut tail, mut cursor) = (ring.producer_cursor(), ring.cursor());
+/// // SAFETY: `tail` and `cursor` are the only producer's and the only
+/// // consumer's only cursors.
 /// unsafe {
-///     ring.try_push(9).unwrap();
+///     ring.try_push(&mut tail, 9).unwrap();
 ///     assert_eq!(ring.try_pop(&mut cursor), Ok(9));
 ///     assert_eq!(ring.try_pop(&mut cursor), Err(PopError::Empty));
 /// }
@@ -114,41 +126,6 @@ pub struct IndexedCursor {
     head: u64,
     /// The producer's tail as last read.
     tail_cache: u64,
-}
-
-/// A single endpoint's own copy of the position it publishes.
-struct Own(UnsafeCell<u64>);
-
-impl Own {
-    /// # Safety
-    ///
-    /// Called only by the endpoint that owns it (the field's rules).
-    #[inline]
-    unsafe fn get(&self) -> u64 {
-        // SAFETY: the caller's contract.
-        self.0.with(|own| unsafe { *own })
-    }
-
-    /// # Safety
-    ///
-    /// As for [`Own::get`].
-    #[inline]
-    unsafe fn set(&self, position: u64) {
-        // SAFETY: the caller's contract.
-        self.0.with_mut(|own| unsafe { *own = position });
-    }
-
-    /// Sets it to `position` and publishes that in `word` (see `publish`).
-    ///
-    /// # Safety
-    ///
-    /// As for [`Own::get`].
-    #[inline]
-    unsafe fn publish(&self, word: &AtomicU64, position: u64, fenced: bool) {
-        // SAFETY: the caller's contract.
-        unsafe { self.set(position) };
-        publish(word, position, fenced);
-    }
 }
 
 /// A single endpoint's index store: `SeqCst` when fenced (the notifier half
@@ -181,12 +158,9 @@ impl Cursors for Indexed {
         Self {
             tail: CachePadded::new(AtomicU64::new(0)),
             head: CachePadded::new(AtomicU64::new(0)),
-            producer: CachePadded::new(ProducerCursor {
+            producer: CachePadded::new(ProducerSide {
                 fence: SingleFence::new(),
                 reserved: AtomicUsize::new(0),
-                latch: Latch::new(),
-                head_cache: UnsafeCell::new(0),
-                tail: Own(UnsafeCell::new(0)),
             }),
             consumer_fence: CachePadded::new(SingleFence::new()),
             boundary: CachePadded::new(Boundary::new()),
@@ -212,31 +186,18 @@ impl Cursors for Indexed {
 }
 
 impl<T, const CAP: usize> Buffer<T, CAP, Indexed> {
-    /// The consumer's position, refreshed from the published
-    /// head when the cached copy leaves less than `need` free slots.
-    ///
-    /// # Safety
-    ///
-    /// Single producer.
-    unsafe fn room(&self, tail: u64, need: u64) -> bool {
-        // SAFETY: only the single producer touches `head_cache`.
-        let cached = self
-            .cursors
-            .producer
-            .head_cache
-            .with(|cache| unsafe { *cache });
-        if tail + need - cached <= Self::CAP64 {
+    /// Whether `need` slots are free after `tail`, by the producer's copy
+    /// of the consumer's head, refreshed from the published head when the
+    /// copy says no.
+    fn room(&self, cursor: &mut IndexedTail, tail: u64, need: u64) -> bool {
+        if tail + need - cursor.head_cache <= Self::CAP64 {
             return true;
         }
         // ORDERING: SeqCst: the waiting producer's re-check pairs with the
         // consumer's SeqCst store of its head; it also acquires the
         // consumer's reads of the freed slots.
         let head = self.cursors.head.load_sc();
-        // SAFETY: as above.
-        self.cursors
-            .producer
-            .head_cache
-            .with_mut(|cache| unsafe { *cache = head });
+        cursor.head_cache = head;
         tail + need - head <= Self::CAP64
     }
 
@@ -246,30 +207,29 @@ impl<T, const CAP: usize> Buffer<T, CAP, Indexed> {
     ///
     /// # Safety
     ///
-    /// Single producer (or holder of the latch); the slot at `tail` is free;
-    /// `*value` holds a value.
+    /// The producer contract for `cursor`; the slot at `cursor.tail` is
+    /// free; `*value` holds a value.
     #[inline]
-    unsafe fn publish_one(&self, tail: u64, value: &mut Option<T>) -> Result<(), ()> {
+    unsafe fn publish_one(
+        &self,
+        cursor: &mut IndexedTail,
+        value: &mut Option<T>,
+    ) -> Result<(), ()> {
+        let tail = cursor.tail;
         let slot = self.slot(tail);
-        // SAFETY: the caller is the single producer (or holds the latch).
+        // SAFETY: the single producer, by `cursor` (caller's contract).
         let fenced = unsafe { self.cursors.producer.fence.fenced(tail + 1) };
         // SAFETY: the slot is free (checked by the caller) and only this
         // producer writes slots; `*value` holds a value.
         unsafe { slot.write_from(value) };
-        // SAFETY: the caller's contract.
-        unsafe {
-            self.cursors
-                .producer
-                .tail
-                .publish(&self.cursors.tail, tail + 1, fenced);
-        }
+        cursor.tail = tail + 1;
+        publish(&self.cursors.tail, tail + 1, fenced);
         if self.cursors.boundary.is_closed() && self.cursors.boundary.settle(tail + 1) <= tail {
             // The boundary excludes this value: nobody will read it.
             // ORDERING: Relaxed; only this producer reads its own tail, and
             // the consumer never reads past the boundary.
             self.cursors.tail.store_at(tail, Ordering::Relaxed);
-            // SAFETY: the caller's contract.
-            unsafe { self.cursors.producer.tail.set(tail) };
+            cursor.tail = tail;
             // SAFETY: the value was written above and is outside the
             // boundary, so it is still ours.
             *value = Some(unsafe { slot.read() });
@@ -315,6 +275,7 @@ unsafe impl<T, const CAP: usize> Storage for Buffer<T, CAP, Indexed> {
     type Item = T;
     type Front = RingFront<T, NoStamp>;
     type Cursor = IndexedCursor;
+    type ProducerCursor = IndexedTail;
     type Senders = One;
     type Receivers = One;
     const CAPACITY: Option<usize> = Some(CAP);
@@ -332,23 +293,33 @@ unsafe impl<T, const CAP: usize> Storage for Buffer<T, CAP, Indexed> {
         }
     }
 
+    fn producer_cursor(&self) -> IndexedTail {
+        // ORDERING: SeqCst; where the producer's publishes have left it.
+        let tail = self.cursors.tail.load_sc();
+        IndexedTail {
+            tail,
+            head_cache: self.head_position(),
+        }
+    }
+
     #[inline]
-    unsafe fn try_push(&self, value: T) -> Result<(), PushError<T>> {
+    unsafe fn try_push(&self, cursor: &mut IndexedTail, value: T) -> Result<(), PushError<T>> {
         // SAFETY: forwarded from the caller.
-        unsafe { self.push_value(value) }
+        unsafe { self.push_value(cursor, value) }
     }
 
     #[inline(always)]
-    unsafe fn try_push_from(&self, value: &mut Option<T>) -> Result<(), PushError<()>> {
+    unsafe fn try_push_from(
+        &self,
+        cursor: &mut IndexedTail,
+        value: &mut Option<T>,
+    ) -> Result<(), PushError<()>> {
         debug_assert!(value.is_some(), "a value to push");
-        // SAFETY: single producer (caller's contract).
-        let tail = unsafe { self.cursors.producer.tail.get() };
         // ORDERING: Relaxed; the producer reads its own count of held
         // units. Permits borrow the single sender, so none is in use
         // now, but a forgotten one still holds its slot.
         let held = self.cursors.producer.reserved.load(Ordering::Relaxed) as u64;
-        // SAFETY: single producer (caller's contract).
-        if !unsafe { self.room(tail + held, 1) } {
+        if !self.room(cursor, cursor.tail + held, 1) {
             // A closed channel may be full too: say which matters.
             return Err(if self.cursors.boundary.is_closed() {
                 PushError::Closed(())
@@ -359,9 +330,9 @@ unsafe impl<T, const CAP: usize> Storage for Buffer<T, CAP, Indexed> {
         // No check of the close flag before publishing: `publish_one`
         // checks it after, as the boundary protocol requires, and takes
         // the value back if it is outside.
-        // SAFETY: single producer, `room` found the slot free, and
+        // SAFETY: the producer contract, `room` found the slot free, and
         // `*value` holds a value (caller's contract).
-        unsafe { self.publish_one(tail, value) }.map_err(PushError::Closed)
+        unsafe { self.publish_one(cursor, value) }.map_err(PushError::Closed)
     }
 
     #[inline]
@@ -417,16 +388,13 @@ unsafe impl<T, const CAP: usize> Storage for Buffer<T, CAP, Indexed> {
         tail.saturating_sub(head) as usize
     }
 
-    unsafe fn try_acquire(&self, n: usize) -> Result<(), PushError<()>> {
+    unsafe fn try_acquire(&self, cursor: &mut IndexedTail, n: usize) -> Result<(), PushError<()>> {
         if self.cursors.boundary.is_closed() {
             return Err(PushError::Closed(()));
         }
-        // SAFETY: single producer (caller's contract).
-        let tail = unsafe { self.cursors.producer.tail.get() };
         // ORDERING: Relaxed; the producer reads its own state.
         let held = self.cursors.producer.reserved.load(Ordering::Relaxed) as u64;
-        // SAFETY: single producer.
-        if !unsafe { self.room(tail + held, n as u64) } {
+        if !self.room(cursor, cursor.tail + held, n as u64) {
             return Err(PushError::Full(()));
         }
         // ORDERING: Relaxed; the count is only read by this producer and
@@ -438,20 +406,15 @@ unsafe impl<T, const CAP: usize> Storage for Buffer<T, CAP, Indexed> {
         Ok(())
     }
 
-    unsafe fn push_reserved(&self, value: T) -> Result<(), T> {
-        let held = self.cursors.producer.latch.hold();
+    unsafe fn push_reserved(&self, cursor: &mut IndexedTail, value: T) -> Result<(), T> {
         let mut value = Some(value);
         let result = if self.cursors.boundary.is_closed() {
             Err(())
         } else {
-            // SAFETY: we hold the latch, whose Acquire orders us after the
-            // previous holder's update.
-            let tail = unsafe { self.cursors.producer.tail.get() };
-            // SAFETY: we hold the latch, so we act as the single
-            // producer; the held unit guarantees the slot is free.
-            unsafe { self.publish_one(tail, &mut value) }
+            // SAFETY: the producer contract (caller's); the held unit
+            // guarantees the slot is free.
+            unsafe { self.publish_one(cursor, &mut value) }
         };
-        drop(held);
         // SAFETY: the caller held one unit; the push consumed it or,
         // refused, gives it back here.
         unsafe { self.release(1) };
@@ -509,13 +472,13 @@ unsafe impl<T, const CAP: usize> Storage for Buffer<T, CAP, Indexed> {
         self.cursors.consumer_fence.before_wait();
     }
 
-    unsafe fn after_push(&self, waiting: impl Fn() -> bool) {
-        // SAFETY: the single producer (caller's contract).
+    unsafe fn after_push(&self, cursor: &mut IndexedTail, waiting: impl Fn() -> bool) {
+        // SAFETY: the single producer, by `cursor` (caller's contract).
         unsafe {
-            self.cursors.producer.fence.fenced_publish(waiting, || {
-                // ORDERING: Relaxed; the producer reads its own tail.
-                self.cursors.tail.load(Ordering::Relaxed)
-            });
+            self.cursors
+                .producer
+                .fence
+                .fenced_publish(waiting, || cursor.tail);
         }
     }
 

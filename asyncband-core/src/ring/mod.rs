@@ -28,7 +28,7 @@ mod indexed;
 mod stamped;
 
 pub use buffer::{Buffer, Cursors, MAX_CAPACITY, RingFront};
-pub use indexed::{Indexed, IndexedCursor};
+pub use indexed::{Indexed, IndexedCursor, IndexedTail};
 pub use stamped::{Claiming, Consumers, ManyConsumers, OneConsumer, OneConsumerCursor};
 
 /// A supported pair of producer and consumer arities and the cursors its
@@ -76,13 +76,13 @@ impl RingTopology for (Many, Many) {
 /// use asyncband_core::storage::{PopError, PushError, Storage};
 ///
 /// let ring = Ring::<u32, 2, One, One>::new();
-/// let mut cursor = ring.cursor();
-/// // SAFETY: this thread is the only producer, and `cursor` the only
-/// // consumer's only cursor.
+/// let (mut tail, mut cursor) = (ring.producer_cursor(), ring.cursor());
+/// // SAFETY: `tail` is the only producer's only cursor, and `cursor` the
+/// // only consumer's.
 /// unsafe {
-///     ring.try_push(1).unwrap();
-///     ring.try_push(2).unwrap();
-///     assert_eq!(ring.try_push(3), Err(PushError::Full(3)));
+///     ring.try_push(&mut tail, 1).unwrap();
+///     ring.try_push(&mut tail, 2).unwrap();
+///     assert_eq!(ring.try_push(&mut tail, 3), Err(PushError::Full(3)));
 ///     assert_eq!(ring.try_pop(&mut cursor), Ok(1));
 ///     assert_eq!(ring.try_pop(&mut cursor), Ok(2));
 ///     assert_eq!(ring.try_pop(&mut cursor), Err(PopError::Empty));
@@ -124,6 +124,7 @@ where
     type Item = T;
     type Front = <BufferOf<T, CAP, P, C> as Storage>::Front;
     type Cursor = <BufferOf<T, CAP, P, C> as Storage>::Cursor;
+    type ProducerCursor = <BufferOf<T, CAP, P, C> as Storage>::ProducerCursor;
     type Senders = P;
     type Receivers = C;
     const CAPACITY: Option<usize> = Some(CAP);
@@ -142,15 +143,28 @@ where
     }
 
     #[inline(always)]
-    unsafe fn try_push(&self, value: T) -> Result<(), PushError<T>> {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.buffer.try_push(value) }
+    fn producer_cursor(&self) -> Self::ProducerCursor {
+        self.buffer.producer_cursor()
     }
 
     #[inline(always)]
-    unsafe fn try_push_from(&self, value: &mut Option<T>) -> Result<(), PushError<()>> {
+    unsafe fn try_push(
+        &self,
+        cursor: &mut Self::ProducerCursor,
+        value: T,
+    ) -> Result<(), PushError<T>> {
         // SAFETY: forwarded from the caller.
-        unsafe { self.buffer.try_push_from(value) }
+        unsafe { self.buffer.try_push(cursor, value) }
+    }
+
+    #[inline(always)]
+    unsafe fn try_push_from(
+        &self,
+        cursor: &mut Self::ProducerCursor,
+        value: &mut Option<T>,
+    ) -> Result<(), PushError<()>> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.buffer.try_push_from(cursor, value) }
     }
 
     #[inline(always)]
@@ -215,9 +229,9 @@ where
     }
 
     #[inline(always)]
-    unsafe fn after_push(&self, waiting: impl Fn() -> bool) {
+    unsafe fn after_push(&self, cursor: &mut Self::ProducerCursor, waiting: impl Fn() -> bool) {
         // SAFETY: forwarded from the caller.
-        unsafe { self.buffer.after_push(waiting) }
+        unsafe { self.buffer.after_push(cursor, waiting) }
     }
 
     #[inline(always)]
@@ -237,9 +251,13 @@ where
     }
 
     #[inline(always)]
-    unsafe fn try_acquire(&self, n: usize) -> Result<(), PushError<()>> {
+    unsafe fn try_acquire(
+        &self,
+        cursor: &mut Self::ProducerCursor,
+        n: usize,
+    ) -> Result<(), PushError<()>> {
         // SAFETY: forwarded from the caller.
-        unsafe { self.buffer.try_acquire(n) }
+        unsafe { self.buffer.try_acquire(cursor, n) }
     }
 
     #[inline(always)]
@@ -253,9 +271,9 @@ where
     }
 
     #[inline(always)]
-    unsafe fn push_reserved(&self, value: T) -> Result<(), T> {
+    unsafe fn push_reserved(&self, cursor: &mut Self::ProducerCursor, value: T) -> Result<(), T> {
         // SAFETY: forwarded from the caller.
-        unsafe { self.buffer.push_reserved(value) }
+        unsafe { self.buffer.push_reserved(cursor, value) }
     }
 
     #[inline(always)]

@@ -206,9 +206,10 @@ pub struct OneConsumer {
 ///
 /// let ring = Buffer::<u8, 2, Claiming<OneConsumer>>::new();
 /// let mut cursor = ring.cursor();
-/// // SAFETY: `cursor` is the one consumer's only cursor.
+/// // SAFETY: `cursor` is the one consumer's only cursor; many producers
+/// // need no cursor of their own.
 /// unsafe {
-///     ring.try_push(3).unwrap();
+///     ring.try_push(&mut (), 3).unwrap();
 ///     assert_eq!(ring.try_pop(&mut cursor), Ok(3));
 /// }
 /// ```
@@ -652,6 +653,7 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
     type Item = T;
     type Front = RingFront<T, Stamped>;
     type Cursor = K::Cursor;
+    type ProducerCursor = ();
     type Senders = Many;
     type Receivers = K::Arity;
     const CAPACITY: Option<usize> = Some(CAP);
@@ -665,14 +667,20 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
         K::cursor()
     }
 
+    fn producer_cursor(&self) {}
+
     #[inline]
-    unsafe fn try_push(&self, value: T) -> Result<(), PushError<T>> {
+    unsafe fn try_push(&self, cursor: &mut (), value: T) -> Result<(), PushError<T>> {
         // SAFETY: forwarded from the caller.
-        unsafe { self.push_value(value) }
+        unsafe { self.push_value(cursor, value) }
     }
 
     #[inline(always)]
-    unsafe fn try_push_from(&self, value: &mut Option<T>) -> Result<(), PushError<()>> {
+    unsafe fn try_push_from(
+        &self,
+        _cursor: &mut (),
+        value: &mut Option<T>,
+    ) -> Result<(), PushError<()>> {
         debug_assert!(value.is_some(), "a value to push");
         // ORDERING: Relaxed; the compare-exchange validates it.
         let mut word = self.cursors.tail.load(Ordering::Relaxed);
@@ -793,11 +801,11 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
         if used > Self::CAP64 { 0 } else { used as usize }
     }
 
-    unsafe fn try_acquire(&self, n: usize) -> Result<(), PushError<()>> {
+    unsafe fn try_acquire(&self, _cursor: &mut (), n: usize) -> Result<(), PushError<()>> {
         self.acquire_units(n as u64, true)
     }
 
-    unsafe fn push_reserved(&self, value: T) -> Result<(), T> {
+    unsafe fn push_reserved(&self, _cursor: &mut (), value: T) -> Result<(), T> {
         // ORDERING: Relaxed; the compare-exchange validates it.
         let mut word = self.cursors.tail.load(Ordering::Relaxed);
         loop {

@@ -12,17 +12,18 @@ use crate::storage::{Capacity, PopError, PushError, Storage};
 fn threaded<const CAP: usize, P: Arity, C: Arity>(n: u64)
 where
     (P, C): RingTopology,
-    Ring<u64, CAP, P, C>: Storage<Item = u64>,
+    Ring<u64, CAP, P, C>: Storage<Item = u64, ProducerCursor: Send>,
 {
     let ring = Arc::new(Ring::<u64, CAP, P, C>::new());
     let mut cursor = ring.cursor();
+    let mut tail = ring.producer_cursor();
     let producer = {
         let ring = Arc::clone(&ring);
         std::thread::spawn(move || {
             for i in 0..n {
                 let mut value = i;
                 // SAFETY: the only producer.
-                while let Err(PushError::Full(v)) = unsafe { ring.try_push(value) } {
+                while let Err(PushError::Full(v)) = unsafe { ring.try_push(&mut tail, value) } {
                     value = v;
                     std::thread::yield_now();
                 }
@@ -60,16 +61,20 @@ where
 {
     let ring = Ring::<String, 4, P, C>::new();
     let mut cursor = ring.cursor();
+    let mut tail = ring.producer_cursor();
     // SAFETY: single-threaded.
     unsafe {
         for i in 0..4 {
-            ring.try_push(i.to_string()).unwrap();
+            ring.try_push(&mut tail, i.to_string()).unwrap();
         }
         assert!(ring.is_full());
-        assert_eq!(ring.try_push("x".into()), Err(PushError::Full("x".into())));
+        assert_eq!(
+            ring.try_push(&mut tail, "x".into()),
+            Err(PushError::Full("x".into()))
+        );
         assert_eq!(ring.len(), 4);
         assert_eq!(ring.try_pop(&mut cursor).as_deref(), Ok("0"));
-        ring.try_push("4".into()).unwrap();
+        ring.try_push(&mut tail, "4".into()).unwrap();
         for i in 1..5 {
             assert_eq!(ring.try_pop(&mut cursor), Ok(i.to_string()));
         }
@@ -91,18 +96,19 @@ where
 {
     let ring = Ring::<u8, 4, P, C>::new();
     let mut cursor = ring.cursor();
+    let mut tail = ring.producer_cursor();
     // SAFETY: single-threaded.
     unsafe {
-        ring.try_acquire(2).unwrap();
-        ring.try_push(1).unwrap();
-        ring.try_push(2).unwrap();
+        ring.try_acquire(&mut tail, 2).unwrap();
+        ring.try_push(&mut tail, 1).unwrap();
+        ring.try_push(&mut tail, 2).unwrap();
         assert!(ring.is_full());
-        assert_eq!(ring.try_acquire(1), Err(PushError::Full(())));
-        ring.push_reserved(3).unwrap();
+        assert_eq!(ring.try_acquire(&mut tail, 1), Err(PushError::Full(())));
+        ring.push_reserved(&mut tail, 3).unwrap();
         assert_eq!(ring.reserved(), 1);
         ring.release(1);
         assert_eq!(ring.reserved(), 0);
-        ring.try_push(4).unwrap();
+        ring.try_push(&mut tail, 4).unwrap();
         assert_eq!(
             (ring.try_pop(&mut cursor), ring.try_pop(&mut cursor)),
             (Ok(1), Ok(2))
@@ -130,18 +136,22 @@ where
 {
     let ring = Ring::<u64, 4, Many, C>::new();
     let mut cursor = ring.cursor();
+    let mut tail = ring.producer_cursor();
     // SAFETY: single-threaded.
     unsafe {
         for lap in 0..3 {
             let base = lap * 10;
-            ring.try_acquire(2).unwrap();
-            ring.try_push(base + 1).unwrap();
-            ring.try_push(base + 2).unwrap();
-            assert_eq!(ring.try_push(base + 9), Err(PushError::Full(base + 9)));
+            ring.try_acquire(&mut tail, 2).unwrap();
+            ring.try_push(&mut tail, base + 1).unwrap();
+            ring.try_push(&mut tail, base + 2).unwrap();
+            assert_eq!(
+                ring.try_push(&mut tail, base + 9),
+                Err(PushError::Full(base + 9))
+            );
             assert_eq!(ring.try_pop(&mut cursor), Ok(base + 1));
-            ring.push_reserved(base + 3).unwrap();
-            ring.push_reserved(base + 4).unwrap();
-            ring.try_push(base + 5).unwrap();
+            ring.push_reserved(&mut tail, base + 3).unwrap();
+            ring.push_reserved(&mut tail, base + 4).unwrap();
+            ring.try_push(&mut tail, base + 5).unwrap();
             for want in 2..=5 {
                 assert_eq!(ring.try_pop(&mut cursor), Ok(base + want));
             }
@@ -162,11 +172,11 @@ fn queued_senders_block_newcomers_but_not_grants() {
     ring.set_waiting(true);
     // SAFETY: single-threaded.
     unsafe {
-        assert_eq!(ring.try_push(1), Err(PushError::Full(1)));
-        assert_eq!(ring.try_acquire(1), Err(PushError::Full(())));
+        assert_eq!(ring.try_push(&mut (), 1), Err(PushError::Full(1)));
+        assert_eq!(ring.try_acquire(&mut (), 1), Err(PushError::Full(())));
         assert_eq!(ring.grant(5), 2);
-        ring.push_reserved(1).unwrap();
-        ring.push_reserved(2).unwrap();
+        ring.push_reserved(&mut (), 1).unwrap();
+        ring.push_reserved(&mut (), 2).unwrap();
     }
     ring.set_waiting(false);
     assert_eq!(ring.len(), 2);
@@ -179,18 +189,19 @@ where
 {
     let ring = Ring::<u8, 2, Many, C>::new();
     let mut cursor = ring.cursor();
+    let mut tail = ring.producer_cursor();
     assert!(ring.may_grant());
     // SAFETY: single-threaded.
     unsafe {
-        ring.try_push(1).unwrap();
+        ring.try_push(&mut tail, 1).unwrap();
         assert!(ring.may_grant());
         // A held unit fills the bound as a value does.
-        ring.try_acquire(1).unwrap();
+        ring.try_acquire(&mut tail, 1).unwrap();
         assert!(!ring.may_grant());
         assert_eq!(ring.grant(1), 0);
         ring.release(1);
         assert!(ring.may_grant());
-        ring.try_push(2).unwrap();
+        ring.try_push(&mut tail, 2).unwrap();
         assert!(!ring.may_grant());
         assert_eq!(ring.try_pop(&mut cursor), Ok(1));
     }
@@ -212,13 +223,14 @@ where
 {
     let ring = Ring::<u8, 4, P, C>::new();
     let mut cursor = ring.cursor();
+    let mut tail = ring.producer_cursor();
     // SAFETY: single-threaded.
     unsafe {
-        ring.try_push(1).unwrap();
+        ring.try_push(&mut tail, 1).unwrap();
         assert!(ring.close(false));
         assert!(!ring.close(false));
-        assert_eq!(ring.try_push(2), Err(PushError::Closed(2)));
-        assert_eq!(ring.try_acquire(1), Err(PushError::Closed(())));
+        assert_eq!(ring.try_push(&mut tail, 2), Err(PushError::Closed(2)));
+        assert_eq!(ring.try_acquire(&mut tail, 1), Err(PushError::Closed(())));
         assert_eq!(ring.try_pop(&mut cursor), Ok(1));
         assert_eq!(ring.try_pop(&mut cursor), Err(PopError::Closed));
     }
@@ -238,11 +250,12 @@ fn dropping_a_ring_drops_what_it_holds_once() {
         let ring = Ring::<Arc<()>, 4, Many, One>::new();
         let mut cursor = ring.cursor();
         let spsc = Ring::<Arc<()>, 4, One, One>::new();
+        let mut spsc_tail = spsc.producer_cursor();
         // SAFETY: single-threaded.
         unsafe {
             for _ in 0..3 {
-                ring.try_push(Arc::clone(&live)).unwrap();
-                spsc.try_push(Arc::clone(&live)).unwrap();
+                ring.try_push(&mut (), Arc::clone(&live)).unwrap();
+                spsc.try_push(&mut spsc_tail, Arc::clone(&live)).unwrap();
             }
             drop(ring.try_pop(&mut cursor));
         }
@@ -260,20 +273,27 @@ where
     {
         let ring = Ring::<Arc<()>, 1, P, One>::new();
         let mut cursor = ring.cursor();
+        let mut tail = ring.producer_cursor();
         let mut first = Some(Arc::clone(&live));
         let mut second = Some(Arc::clone(&live));
         // SAFETY: single-threaded.
         unsafe {
-            assert_eq!(ring.try_push_from(&mut first), Ok(()));
+            assert_eq!(ring.try_push_from(&mut tail, &mut first), Ok(()));
             assert!(first.is_none(), "a push that fits takes the value");
-            assert_eq!(ring.try_push_from(&mut second), Err(PushError::Full(())));
+            assert_eq!(
+                ring.try_push_from(&mut tail, &mut second),
+                Err(PushError::Full(()))
+            );
             assert!(second.is_some(), "a push that does not fit leaves it");
             ring.close(true);
             assert_eq!(
                 ring.try_pop(&mut cursor).map(|v| Arc::ptr_eq(&v, &live)),
                 Ok(true)
             );
-            assert_eq!(ring.try_push_from(&mut second), Err(PushError::Closed(())));
+            assert_eq!(
+                ring.try_push_from(&mut tail, &mut second),
+                Err(PushError::Closed(()))
+            );
             assert!(second.is_some(), "a refused push hands it back");
         }
         assert_eq!(Arc::strong_count(&live), 2, "moved, never copied");
@@ -294,7 +314,7 @@ fn draining_drops_every_queued_value() {
     // SAFETY: single-threaded; closed before draining.
     unsafe {
         for _ in 0..5 {
-            ring.try_push(Arc::clone(&live)).unwrap();
+            ring.try_push(&mut (), Arc::clone(&live)).unwrap();
         }
         ring.close(false);
         ring.drain();
@@ -307,11 +327,12 @@ fn draining_drops_every_queued_value() {
 fn zero_sized_values_travel_through_every_arity() {
     let spsc = Ring::<(), 2, One, One>::new();
     let mut spsc_cursor = spsc.cursor();
+    let mut spsc_tail = spsc.producer_cursor();
     let mpmc = Ring::<(), 2, Many, Many>::new();
     // SAFETY: single-threaded.
     unsafe {
-        spsc.try_push(()).unwrap();
-        mpmc.try_push(()).unwrap();
+        spsc.try_push(&mut spsc_tail, ()).unwrap();
+        mpmc.try_push(&mut (), ()).unwrap();
         assert_eq!(spsc.try_pop(&mut spsc_cursor), Ok(()));
         assert_eq!(mpmc.try_pop(&mut mpmc.cursor()), Ok(()));
     }
@@ -325,7 +346,7 @@ fn peek_leaves_the_value_in_place() {
     // SAFETY: single-threaded.
     unsafe {
         assert!(ring.peek(&mut cursor).is_none());
-        ring.try_push("a".into()).unwrap();
+        ring.try_push(&mut (), "a".into()).unwrap();
         assert_eq!(ring.peek(&mut cursor).map(String::as_str), Some("a"));
         assert_eq!(ring.len(), 1);
         assert_eq!(ring.try_pop(&mut cursor).as_deref(), Ok("a"));

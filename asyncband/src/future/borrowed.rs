@@ -34,7 +34,7 @@ pin_project! {
         F: Flavour,
     {
         #[pin]
-        pub(crate) inner: Send<F::Storage, &'a Chan<F::Storage>>,
+        pub(crate) inner: Send<'a, F::Storage>,
     }
 }
 
@@ -133,7 +133,7 @@ pin_project! {
     {
         // Waits for `1 <= n <= CAP` units; `None` for any other `n`.
         #[pin]
-        inner: Option<ReserveUnits<F::Storage, &'a Chan<F::Storage>>>,
+        inner: Option<ReserveUnits<'a, F::Storage>>,
         // For `n == 0`: the right to check, when polled, that the channel
         // is open.
         now: Option<ProducerRef<'a, F::Storage>>,
