@@ -16,7 +16,7 @@ use crate::arity::{Arity, Many};
 use crate::chan::Chan;
 use crate::error::{SendError, SendTimeoutError, TrySendError};
 use crate::future::{Reserve, Send};
-use crate::storage::{Storage, conjured_cursor, many_producers_cursor};
+use crate::storage::{Storage, many_producers_cursor};
 use crate::sync::Turns;
 
 use super::units::{Pusher, ReserveUnit, ReserveUnits, Unit, Units};
@@ -470,7 +470,7 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
         clippy::inline_always,
         reason = "a reference conversion on every send's ready path"
     )]
-    pub(crate) fn cursor(&mut self) -> &mut S::ProducerCursor {
+    fn cursor(&mut self) -> &mut S::ProducerCursor {
         self.reborrow().into_cursor()
     }
 
@@ -481,46 +481,16 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
         reason = "a reference conversion on every send's ready path"
     )]
     fn into_cursor(self) -> &'a mut S::ProducerCursor {
-        if <S::Senders as Arity>::MANY {
-            // SAFETY: many producers: the cursor holds nothing.
-            unsafe { conjured_cursor() }
-        } else {
-            // SAFETY: a single producer's right has its turns (field
-            // `turns`), and nothing else uses the cursor for `'a`.
-            unsafe { self.turns.unwrap_unchecked().lend() }
-        }
+        // SAFETY: this right, consumed here, was the cursor's only user for
+        // `'a` (field `turns`).
+        unsafe { self.into_pusher().lend() }
     }
 
-    /// The right, given to units: they take turns at the cursor.
-    pub(crate) fn into_pusher(self) -> Pusher<'a, S> {
-        // SAFETY: the pusher takes this right, and with it the cursor.
-        unsafe { self.lend_pusher() }
-    }
-
-    /// A pusher for units, while this right stays.
-    ///
-    /// # Safety
-    ///
-    /// From now on this right uses the cursor only through
-    /// [`ProducerRef::with_turn`], as the pusher's units do.
-    pub(crate) unsafe fn lend_pusher(&self) -> Pusher<'a, S> {
-        // SAFETY: `turns` as for this right; the caller's contract keeps the
-        // right off the cursor except by turns.
+    /// The right, given to units, which take turns at the cursor, or to a
+    /// reservation that makes them.
+    fn into_pusher(self) -> Pusher<'a, S> {
+        // SAFETY: `turns` as for this right, which the pusher takes.
         unsafe { Pusher::new(self.chan, self.turns) }
-    }
-
-    /// Runs `f` with the producer's cursor, taking a turn at it, as units
-    /// made from this right do.
-    pub(crate) fn with_turn<R>(&mut self, f: impl FnOnce(&mut S::ProducerCursor) -> R) -> R {
-        if <S::Senders as Arity>::MANY {
-            // SAFETY: many producers: the cursor holds nothing.
-            f(unsafe { conjured_cursor() })
-        } else {
-            // SAFETY: a single producer's right has its turns (field
-            // `turns`).
-            let turns = unsafe { self.turns.unwrap_unchecked() };
-            f(&mut turns.take_turn())
-        }
     }
 
     /// The channel, for queries.
@@ -643,7 +613,8 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
     #[must_use = "futures do nothing unless polled"]
     #[inline]
     pub fn reserve_one(self) -> ReserveUnit<'a, S> {
-        ReserveUnit::new(self)
+        // SAFETY: the future takes this right for `'a`.
+        unsafe { ReserveUnit::new(self.into_pusher()) }
     }
 
     /// Reserves `n` units, parking the thread until they are free or
@@ -680,7 +651,8 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
     #[inline]
     pub fn reserve(self, n: usize) -> ReserveUnits<'a, S> {
         assert_reservable::<S>(n);
-        ReserveUnits::new(self, n)
+        // SAFETY: the future takes this right for `'a`.
+        unsafe { ReserveUnits::new(self.into_pusher(), n) }
     }
 }
 

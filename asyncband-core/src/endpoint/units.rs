@@ -21,18 +21,17 @@ use crate::future::Reserve;
 use crate::storage::{Storage, conjured_cursor};
 use crate::sync::Turns;
 
-use super::producer::ProducerRef;
-
 /// How held units reach their channel and its producer's cursor: a copy
-/// per value that holds units, all from one [`ProducerRef`] that the units
-/// consumed.
+/// per value that holds units, all from one
+/// [`ProducerRef`](super::ProducerRef) that the units consumed.
 pub(crate) struct Pusher<'a, S: Storage> {
     chan: &'a Chan<S>,
     /// # Safety
     ///
-    /// As in [`ProducerRef`]: `Some` exactly with a single producer, whose
-    /// right the units took, so that no one else uses the cursor while
-    /// they live; pushes through them take turns at it.
+    /// As in [`ProducerRef`](super::ProducerRef): `Some` exactly with a
+    /// single producer, whose right the units took, so that no one else
+    /// uses the cursor while they live; pushes through them take turns at
+    /// it.
     turns: Option<&'a Turns<S::ProducerCursor>>,
 }
 
@@ -55,6 +54,47 @@ impl<'a, S: Storage> Pusher<'a, S> {
         turns: Option<&'a Turns<S::ProducerCursor>>,
     ) -> Self {
         Self { chan, turns }
+    }
+
+    /// The channel.
+    pub(crate) fn chan(self) -> &'a Chan<S> {
+        self.chan
+    }
+
+    /// The producer's cursor, for a caller that has it to itself.
+    ///
+    /// # Safety
+    ///
+    /// Nothing else uses the cursor while the reference lives: no other
+    /// copy of this pusher acts, by `lend` or [`Pusher::with_turn`].
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a reference conversion on every send's ready path"
+    )]
+    pub(crate) unsafe fn lend(self) -> &'a mut S::ProducerCursor {
+        if <S::Senders as Arity>::MANY {
+            // SAFETY: many producers: the cursor holds nothing.
+            unsafe { conjured_cursor() }
+        } else {
+            // SAFETY: a single producer's pusher has its turns (field
+            // `turns`), and the caller has the cursor to itself.
+            unsafe { self.turns.unwrap_unchecked().lend() }
+        }
+    }
+
+    /// Runs `f` with the producer's cursor, taking a turn at it.
+    #[inline]
+    pub(crate) fn with_turn<R>(self, f: impl FnOnce(&mut S::ProducerCursor) -> R) -> R {
+        if <S::Senders as Arity>::MANY {
+            // SAFETY: many producers: the cursor holds nothing.
+            f(unsafe { conjured_cursor() })
+        } else {
+            // SAFETY: a single producer's pusher has its turns (field
+            // `turns`).
+            let turns = unsafe { self.turns.unwrap_unchecked() };
+            f(&mut turns.take_turn())
+        }
     }
 
     /// Pushes `value` through one held unit.
@@ -275,21 +315,30 @@ impl<S: Storage> fmt::Debug for Unit<'_, S> {
     }
 }
 
-/// A reservation and the producer's right it polls with. Polled again
-/// after it completed, it reserves again, for units of their own.
+/// A reservation and the producer's right it polls with, as a pusher.
+/// Polled again after it completed, it reserves again, for units of their
+/// own.
 struct Reserving<'a, S: Storage> {
     inner: Reserve<S, &'a Chan<S>>,
-    right: ProducerRef<'a, S>,
-    /// Units were made from the right: pushes through them may run on other
-    /// threads now, so the reservation takes turns at the cursor with them.
+    /// # Safety
+    ///
+    /// Made from a producer's right that the reservation took for `'a`: it
+    /// has the cursor to itself until it makes units (`lent`).
+    pusher: Pusher<'a, S>,
+    /// Units were made: pushes through them may run on other threads now,
+    /// so the reservation takes turns at the cursor with them.
     lent: bool,
 }
 
 impl<'a, S: Storage> Reserving<'a, S> {
-    fn new(right: ProducerRef<'a, S>, n: usize) -> Self {
+    /// # Safety
+    ///
+    /// `pusher` was made from a producer's right that the reservation takes
+    /// for `'a` (field `pusher`).
+    unsafe fn new(pusher: Pusher<'a, S>, n: usize) -> Self {
         Self {
-            inner: Reserve::new(right.chan(), n),
-            right,
+            inner: Reserve::new(pusher.chan(), n),
+            pusher,
             lent: false,
         }
     }
@@ -310,17 +359,19 @@ impl<'a, S: Storage> Reserving<'a, S> {
             unsafe { inner.poll_with(cursor, cx) }
         };
         let result = std::task::ready!(if this.lent {
-            this.right.with_turn(poll)
+            this.pusher.with_turn(poll)
         } else {
-            poll(this.right.cursor())
+            // SAFETY: no units were made yet, so the reservation has the
+            // cursor to itself (field `pusher`).
+            poll(unsafe { this.pusher.lend() })
         });
         if result.is_err() {
             return Poll::Ready(Err(SendError(())));
         }
+        // The units made here push through turns, as this reservation does
+        // from now on.
         this.lent = true;
-        // SAFETY: the units made here push through turns, as this
-        // reservation does from now on.
-        Poll::Ready(Ok(unsafe { this.right.lend_pusher() }))
+        Poll::Ready(Ok(this.pusher))
     }
 }
 
@@ -358,11 +409,17 @@ pub struct ReserveUnit<'a, S: Storage> {
 }
 
 impl<'a, S: Storage> ReserveUnit<'a, S> {
-    /// A future that reserves one unit with `right`.
+    /// A future that reserves one unit with `pusher`.
+    ///
+    /// # Safety
+    ///
+    /// `pusher` was made from a producer's right that the future takes for
+    /// `'a`.
     #[inline]
-    pub(crate) fn new(right: ProducerRef<'a, S>) -> Self {
+    pub(crate) unsafe fn new(pusher: Pusher<'a, S>) -> Self {
         Self {
-            inner: Reserving::new(right, 1),
+            // SAFETY: the caller's contract.
+            inner: unsafe { Reserving::new(pusher, 1) },
         }
     }
 }
@@ -415,11 +472,16 @@ pub struct ReserveUnits<'a, S: Storage> {
 }
 
 impl<'a, S: Storage> ReserveUnits<'a, S> {
-    /// A future that reserves `n` units (`1 <= n <= CAP`) with `right`.
+    /// A future that reserves `n` units (`1 <= n <= CAP`) with `pusher`.
+    ///
+    /// # Safety
+    ///
+    /// As for [`ReserveUnit::new`].
     #[inline]
-    pub(crate) fn new(right: ProducerRef<'a, S>, n: usize) -> Self {
+    pub(crate) unsafe fn new(pusher: Pusher<'a, S>, n: usize) -> Self {
         Self {
-            inner: Reserving::new(right, n),
+            // SAFETY: the caller's contract.
+            inner: unsafe { Reserving::new(pusher, n) },
         }
     }
 }
