@@ -228,9 +228,7 @@ impl<S: Storage> Chan<S> {
         }
     }
 
-    /// Pushes through a held unit with the producer's `cursor`, lets the
-    /// cursor go (a turn at a single producer's cursor ends there), and
-    /// notifies a receiver.
+    /// Pushes through a held unit and notifies a receiver.
     ///
     /// # Errors
     ///
@@ -241,24 +239,37 @@ impl<S: Storage> Chan<S> {
     ///
     /// The caller holds a unit; the producer contract (module docs) for
     /// `cursor`.
-    pub unsafe fn push_reserved<C>(
+    pub unsafe fn push_reserved(
         &self,
-        mut cursor: C,
+        cursor: &mut S::ProducerCursor,
         value: S::Item,
-    ) -> Result<(), SendError<S::Item>>
-    where
-        C: std::ops::DerefMut<Target = S::ProducerCursor>,
-    {
+    ) -> Result<(), SendError<S::Item>> {
         // SAFETY: forwarded from the caller.
-        let pushed = unsafe { self.storage.push_reserved(&mut cursor, value) };
-        drop(cursor);
-        match pushed {
-            Ok(()) => {
-                self.notify_receivers();
-                Ok(())
-            }
-            Err(value) => Err(SendError(value)),
+        let pushed = unsafe { self.push_unit(cursor, value) };
+        if pushed.is_ok() {
+            self.notify_receivers();
         }
+        pushed
+    }
+
+    /// [`Chan::push_reserved`] without the notification, for a caller that
+    /// holds a turn at the cursor and notifies once it has let the turn go
+    /// (no waker runs while other units wait for the turn).
+    ///
+    /// # Errors
+    ///
+    /// As [`Chan::push_reserved`].
+    ///
+    /// # Safety
+    ///
+    /// As for [`Chan::push_reserved`].
+    pub(crate) unsafe fn push_unit(
+        &self,
+        cursor: &mut S::ProducerCursor,
+        value: S::Item,
+    ) -> Result<(), SendError<S::Item>> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.storage.push_reserved(cursor, value) }.map_err(SendError)
     }
 
     /// Sends `value` if there is capacity now.

@@ -207,30 +207,41 @@ mod tests {
     /// A reservation polled again after it completed reserves again, while
     /// the units it made first push from another thread: both take turns
     /// at the producer's cursor, and every value arrives, each sender's in
-    /// order.
+    /// order. The other thread starts on a relaxed flag raised after the
+    /// second poll, which orders nothing, so a poll that skipped its turn
+    /// would race with that thread's pushes (Miri reports it).
     fn a_reservation_polled_again_while_its_units_push_elsewhere<S>()
     where
         S: Storage<Item = u32, Senders = One, Receivers = One, ProducerCursor: Send> + Send + Sync,
     {
         const N: u32 = 16;
-        const AGAIN: u32 = if cfg!(miri) { 2 } else { 32 };
+        const AGAIN: u32 = if cfg!(miri) { 4 } else { 32 };
         const MAIN: u32 = 1 << 30;
         let (mut tx, mut rx) = channel::<S>();
         let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
         let mut reserve = std::pin::pin!(tx.by_ref().reserve(N as usize));
-        let std::task::Poll::Ready(Ok(mut first)) = reserve.as_mut().poll(&mut cx) else {
-            panic!("room for the first units");
+        let mut again = || {
+            let std::task::Poll::Ready(Ok(units)) = reserve.as_mut().poll(&mut cx) else {
+                panic!("room for more units");
+            };
+            units
         };
+        let mut first = again();
+        let go = std::sync::atomic::AtomicBool::new(false);
         std::thread::scope(|scope| {
-            scope.spawn(move || {
+            scope.spawn(|| {
+                // ORDERING: Relaxed on purpose: see the doc comment.
+                while !go.load(std::sync::atomic::Ordering::Relaxed) {
+                    std::thread::yield_now();
+                }
                 for i in 0..N {
                     first.send(i).unwrap();
                 }
             });
             for k in 0..AGAIN {
-                let std::task::Poll::Ready(Ok(mut more)) = reserve.as_mut().poll(&mut cx) else {
-                    panic!("room for more units");
-                };
+                let mut more = again();
+                // ORDERING: Relaxed, as above.
+                go.store(true, std::sync::atomic::Ordering::Relaxed);
                 for i in 0..N {
                     more.send(MAIN + k * N + i).unwrap();
                 }

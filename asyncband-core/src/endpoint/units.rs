@@ -109,12 +109,14 @@ impl<'a, S: Storage> Pusher<'a, S> {
             // nothing (`turns` is `None`).
             unsafe { self.chan.push_reserved(conjured_cursor(), value) }
         } else {
-            // SAFETY: a single producer's pusher has its turns (field
-            // `turns`).
-            let turns = unsafe { self.turns.unwrap_unchecked() };
             // SAFETY: the caller's unit, and a turn at the producer's one
             // cursor, which only pushers use while they live.
-            unsafe { self.chan.push_reserved(turns.take_turn(), value) }
+            let pushed = self.with_turn(|cursor| unsafe { self.chan.push_unit(cursor, value) });
+            // After the turn: a waker may take its time.
+            if pushed.is_ok() {
+                self.chan.notify_receivers();
+            }
+            pushed
         }
     }
 }
