@@ -16,7 +16,7 @@ use crate::arity::{Arity, Many};
 use crate::chan::Chan;
 use crate::error::{SendError, SendTimeoutError, TrySendError};
 use crate::future::{Reserve, Send};
-use crate::storage::{Storage, many_producers_cursor};
+use crate::storage::{Storage, conjured_cursor, many_producers_cursor};
 use crate::sync::Turns;
 
 use super::units::{Pusher, ReserveUnit, ReserveUnits, Unit, Units};
@@ -125,10 +125,10 @@ pub struct ProducerRef<'a, S: Storage> {
     chan: &'a Chan<S>,
     /// # Safety
     ///
-    /// On a single-producer channel, `Some` with the producer's cursor, and
-    /// this right is the only user of it for `'a` (units made from it take
-    /// the right); `None` with many producers, whose cursor holds nothing.
-    turns: Option<&'a Turns<S::ProducerCursor>>,
+    /// On a single-producer channel, `Some` with the producer's one cursor
+    /// (borrowed mutably, so this right is its only user for `'a`); `None`
+    /// with many producers, whose cursor holds nothing.
+    turns: Option<&'a mut Turns<S::ProducerCursor>>,
 }
 
 impl<S: Storage> Producer<S> {
@@ -149,13 +149,13 @@ impl<S: Storage> Producer<S> {
     )]
     #[must_use]
     pub fn by_ref(&mut self) -> ProducerRef<'_, S> {
-        // SAFETY: the channel's one producer cursor (field `cursor`), with
-        // the producer borrowed mutably for `'_`. With many producers the
-        // right ignores the cursor (its own holds nothing).
+        // SAFETY: the channel's one producer cursor (field `cursor`). With
+        // many producers the right ignores the cursor (its own holds
+        // nothing).
         unsafe {
             ProducerRef::new(
                 &self.chan,
-                (!<S::Senders as Arity>::MANY).then_some(&**self.cursor),
+                (!<S::Senders as Arity>::MANY).then_some(&mut **self.cursor),
             )
         }
     }
@@ -439,14 +439,13 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
     /// # Safety
     ///
     /// `turns` as for the field: on a single-producer channel, its one
-    /// producer cursor, used by nothing else for `'a`; with many producers,
-    /// `None`.
+    /// producer cursor; with many producers, `None`.
     #[inline(always)]
     #[allow(
         clippy::inline_always,
         reason = "a reference conversion on every send's ready path"
     )]
-    unsafe fn new(chan: &'a Chan<S>, turns: Option<&'a Turns<S::ProducerCursor>>) -> Self {
+    unsafe fn new(chan: &'a Chan<S>, turns: Option<&'a mut Turns<S::ProducerCursor>>) -> Self {
         Self { chan, turns }
     }
 
@@ -459,9 +458,8 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
     )]
     #[must_use]
     pub fn reborrow(&mut self) -> ProducerRef<'_, S> {
-        // SAFETY: `self` is borrowed mutably for `'_`, so the cursor passes
-        // to the new right and this one is unused meanwhile.
-        unsafe { ProducerRef::new(self.chan, self.turns) }
+        // SAFETY: the same cursor, reborrowed.
+        unsafe { ProducerRef::new(self.chan, self.turns.as_deref_mut()) }
     }
 
     /// The producer's cursor, for one call.
@@ -481,16 +479,22 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
         reason = "a reference conversion on every send's ready path"
     )]
     fn into_cursor(self) -> &'a mut S::ProducerCursor {
-        // SAFETY: this right, consumed here, was the cursor's only user for
-        // `'a` (field `turns`).
-        unsafe { self.into_pusher().lend() }
+        if <S::Senders as Arity>::MANY {
+            // SAFETY: many producers: the cursor holds nothing.
+            unsafe { conjured_cursor() }
+        } else {
+            // SAFETY: a single producer's right has its cursor (field
+            // `turns`).
+            unsafe { self.turns.unwrap_unchecked() }.get_mut()
+        }
     }
 
     /// The right, given to units, which take turns at the cursor, or to a
     /// reservation that makes them.
     fn into_pusher(self) -> Pusher<'a, S> {
-        // SAFETY: `turns` as for this right, which the pusher takes.
-        unsafe { Pusher::new(self.chan, self.turns) }
+        // SAFETY: `turns` as for this right, which the pusher takes: shared
+        // from now on, by the pusher's copies, which take turns.
+        unsafe { Pusher::new(self.chan, self.turns.map(|turns| &*turns)) }
     }
 
     /// The channel, for queries.
