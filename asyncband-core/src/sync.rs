@@ -93,9 +93,11 @@ impl Drop for Held<'_> {
 /// through `&mut` (or lends it whole, [`Turns::lend`]), and the units it
 /// reserved, which may push from several threads at once, take turns on a
 /// [`Latch`] to use it.
+#[repr(C)]
 pub(crate) struct Turns<C> {
-    latch: Latch,
+    /// First, so that the cursor's address is the value's.
     cursor: std::cell::UnsafeCell<C>,
+    latch: Latch,
 }
 
 /// One turn at a [`Turns`]' cursor, until this drops.

@@ -472,13 +472,16 @@ unsafe impl<T, const CAP: usize> Storage for Buffer<T, CAP, Indexed> {
         self.cursors.consumer_fence.before_wait();
     }
 
-    unsafe fn after_push(&self, cursor: &mut IndexedTail, waiting: impl Fn() -> bool) {
-        // SAFETY: the single producer, by `cursor` (caller's contract).
+    unsafe fn after_push(&self, _cursor: &mut IndexedTail, waiting: impl Fn() -> bool) {
+        // SAFETY: the single producer, by its cursor (caller's contract).
         unsafe {
-            self.cursors
-                .producer
-                .fence
-                .fenced_publish(waiting, || cursor.tail);
+            self.cursors.producer.fence.fenced_publish(waiting, || {
+                // ORDERING: Relaxed; the producer reads the tail it
+                // published itself. (Its cursor has the same position, but
+                // reading the word keeps the cursor out of the registers
+                // the rest of a send needs.)
+                self.cursors.tail.load(Ordering::Relaxed)
+            });
         }
     }
 

@@ -245,8 +245,11 @@ impl Fence {
     }
 
     /// A fenced stretch ran out with nobody waiting: back to plain stores,
-    /// if `barrier` may be used.
+    /// if `barrier` may be used. Out of line: inlined into a send, it had
+    /// the compiler keep the mode's address in a stack slot that every send
+    /// wrote.
     #[cold]
+    #[inline(never)]
     fn go_plain(
         &self,
         own: &mut Stretch,
