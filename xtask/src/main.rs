@@ -40,7 +40,7 @@ const LOOM_QUICK: &[&str] = &[
     "a_receiver_asleep_on_a_large_value_being_written_is_woken",
     "a_parked_single_sender_is_woken_when_a_slot_frees",
     "a_permit_dropped_while_a_sender_waits_wakes_it",
-    "single_producer_pushes_through_units_from_two_threads_each_land_once",
+    "units_push_from_two_threads_each_land_once",
     "a_granted_waiter_takes_its_units_without_the_lock",
     "close_racing_with_send_never_loses_an_accepted_value",
     "dropping_the_last_receiver_drops_queued_values_exactly_once",
