@@ -5,7 +5,7 @@
 //!
 //! | axis | modules |
 //! | --- | --- |
-//! | storage | [`ring`] (bounded), [`list`] (unbounded), behind the [`storage`] seam; each keeps its positions in the cursor types of its topology ([`RingTopology`](ring::RingTopology), [`ListTopology`](list::ListTopology)); a single consumer's own cursor ([`Storage::Cursor`](storage::Storage::Cursor)) lives in its endpoint |
+//! | storage | [`ring`] (bounded), [`list`] (unbounded), behind the [`storage`] seam; each keeps its positions in the cursor types of its topology ([`RingTopology`](ring::RingTopology), [`ListTopology`](list::ListTopology)); a single endpoint's own cursor ([`Storage::Cursor`](storage::Storage::Cursor), [`Storage::ProducerCursor`](storage::Storage::ProducerCursor)) lives in that endpoint |
 //! | arity | [`arity`]: [`One`](arity::One) or [`Many`](arity::Many) per side, a type parameter |
 //! | waiting | [`wait`] ([`Cell`](wait::Cell) for one endpoint, [`Queue`](wait::Queue) for many), [`park`] for threads |
 //! | composition | [`chan`]: one generic [`Chan`](chan::Chan), its [`future`]s |

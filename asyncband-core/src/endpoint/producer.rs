@@ -27,9 +27,10 @@ use super::units::{Pusher, ReserveUnit, ReserveUnits, Unit, Units};
 /// ([`Storage::ProducerCursor`]), and every operation that moves a value
 /// goes through [`Producer::by_ref`], which borrows it mutably, so no two
 /// producer-side operations ever overlap (units it reserved, which may push
-/// from several threads, take turns at the cursor). A channel with [`Many`] producers turns it into
-/// cloneable [`SharedProducer`]s with [`Producer::into_shared`]. Dropping
-/// the last producer closes the channel.
+/// from several threads, take turns at the cursor). A channel with
+/// [`Many`] producers turns it into cloneable [`SharedProducer`]s with
+/// [`Producer::into_shared`]. Dropping the last producer closes the
+/// channel.
 ///
 /// # Examples
 ///
