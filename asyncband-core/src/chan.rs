@@ -134,6 +134,23 @@ impl<S: Storage> Chan<S> {
     /// A producer's cursor, at the position the producers have published
     /// (see [`Storage::producer_cursor`]). A single producer's endpoint
     /// makes one when the channel is made and uses no other.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband_core::arity::One;
+    /// use asyncband_core::chan::Chan;
+    /// use asyncband_core::ring::Ring;
+    ///
+    /// let chan = Chan::<Ring<u8, 2, One, One>>::new();
+    /// let (mut tail, mut cursor) = (chan.producer_cursor(), chan.cursor());
+    /// // SAFETY: `tail` and `cursor` are the only producer's and the only
+    /// // consumer's only cursors.
+    /// unsafe {
+    ///     chan.try_send_unchecked(&mut tail, 3).unwrap();
+    ///     assert_eq!(chan.try_recv(&mut cursor), Ok(3));
+    /// }
+    /// ```
     pub fn producer_cursor(&self) -> S::ProducerCursor {
         self.storage.producer_cursor()
     }

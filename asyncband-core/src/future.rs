@@ -651,6 +651,29 @@ impl<S: Storage> fmt::Debug for Recv<'_, S> {
 ///
 /// Dropping it returns every unit it was granted, in full or in part, and
 /// passes them to the next waiting sender.
+///
+/// # Examples
+///
+/// ```
+/// use std::pin::pin;
+/// use std::task::{Context, Poll, Waker};
+///
+/// use asyncband_core::arity::One;
+/// use asyncband_core::chan::Chan;
+/// use asyncband_core::future::Reserve;
+/// use asyncband_core::ring::Ring;
+///
+/// let chan = Chan::<Ring<u8, 2, One, One>>::new();
+/// let mut tail = chan.producer_cursor();
+/// let mut reserve = pin!(Reserve::new(&*chan, 2));
+/// let mut cx = Context::from_waker(Waker::noop());
+/// // SAFETY: `tail` is the only producer's only cursor.
+/// let polled = unsafe { reserve.as_mut().poll_with(&mut tail, &mut cx) };
+/// assert_eq!(polled, Poll::Ready(Ok(())));
+/// // The two units are the caller's now; give them back.
+/// // SAFETY: the units the reservation just took.
+/// unsafe { chan.return_units(2) };
+/// ```
 pub struct Reserve<S: Storage, H: Deref<Target = Chan<S>>> {
     chan: H,
     n: usize,
