@@ -450,6 +450,15 @@ impl<S: Storage> Chan<S> {
     }
 }
 
+/// Panics unless a reservation of `n` units can be granted: `1 <= n <= CAP`.
+#[inline]
+pub(crate) fn assert_reservable<S: Storage>(n: usize) {
+    assert!(
+        n >= 1 && S::CAPACITY.is_none_or(|cap| n <= cap),
+        "a reservation of {n} units: between 1 and the capacity can be granted"
+    );
+}
+
 /// The value a send still holds, to hand back in a [`SendError`] or push
 /// through a granted unit.
 fn held<T>(value: &mut Option<T>) -> T {
@@ -689,10 +698,7 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Reserve<S, H> {
     ///
     /// Unless `1 <= n <= CAP`.
     pub fn new(chan: H, n: usize) -> Self {
-        assert!(
-            n >= 1 && S::CAPACITY.is_none_or(|cap| n <= cap),
-            "a reservation of {n} units: between 1 and the capacity can be granted"
-        );
+        assert_reservable::<S>(n);
         Self {
             chan,
             n,

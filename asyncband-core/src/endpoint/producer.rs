@@ -15,7 +15,7 @@ use crate::Arc;
 use crate::arity::{Arity, Many};
 use crate::chan::Chan;
 use crate::error::{SendError, SendTimeoutError, TrySendError};
-use crate::future::{Reserve, Send};
+use crate::future::{Reserve, Send, assert_reservable};
 use crate::storage::{Storage, conjured_cursor, many_producers_cursor};
 use crate::sync::Turns;
 
@@ -655,7 +655,7 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
     #[must_use = "futures do nothing unless polled"]
     #[inline]
     pub fn reserve(self, n: usize) -> ReserveUnits<'a, S> {
-        assert_reservable::<S>(n);
+        // `Reserve::new` checks `n`.
         // SAFETY: the future takes this right for `'a`.
         unsafe { ReserveUnits::new(self.into_pusher(), n) }
     }
@@ -665,14 +665,6 @@ impl<S: Storage> fmt::Debug for ProducerRef<'_, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ProducerRef").finish_non_exhaustive()
     }
-}
-
-#[inline]
-fn assert_reservable<S: Storage>(n: usize) {
-    assert!(
-        n >= 1 && S::CAPACITY.is_none_or(|cap| n <= cap),
-        "a reservation of {n} units: between 1 and the capacity can be granted"
-    );
 }
 
 /// One unit of capacity held by a value that owns its [`SharedProducer`]:
