@@ -1,4 +1,4 @@
-//! Cell 8 of the report: one-way latency, from the `latency` example of
+//! Cell 9 of the report: one-way latency, from the `latency` example of
 //! `asyncband-benches` (a binary of its own, since divan measures
 //! throughput).
 //!
@@ -6,14 +6,15 @@
 //! twice: every implementation of every cell (the barrier as the
 //! environment leaves it by default: `ASYNCBAND_MEMBARRIER` is removed),
 //! then asyncband's entries alone with `ASYNCBAND_MEMBARRIER=off`. Each run
-//! prints one line per entry after `#` lines; this module reads them and
-//! writes one table per cell.
+//! prints one line per entry after `#` lines; this module reads them,
+//! writes one table per cell, and gives the summary a row for each
+//! percentile the targets name ([`summary`]).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use super::{cargo, display_name, json_string};
+use super::{Bar, Summary, cargo, display_name, json_string};
 
 /// The environment variable that turns asyncband's `membarrier` off.
 const BARRIER_ENV: &str = "ASYNCBAND_MEMBARRIER";
@@ -153,6 +154,52 @@ fn parse(output: &str, barrier_off: bool) -> Result<Vec<Row>, String> {
         .collect()
 }
 
+/// The cells with a target, in the order the summary lists them: the
+/// bursts cell is there for its `membarrier` count.
+const TARGET_CELLS: [&str; 4] = ["threads_spsc", "threads_mpsc", "tokio_spsc", "tokio_mpsc"];
+/// The percentiles the target names: the index into `Row::quantiles` and
+/// the label.
+const TARGET_QUANTILES: [(usize, &str); 2] = [(0, "p50"), (1, "p99")];
+
+/// One summary row per target cell and percentile: asyncband's figure from
+/// the default run ÷ the lowest of the peers'. rtrb cannot wait, so, as in
+/// the throughput cells, it is shown but is not a peer; nor is asyncband's
+/// run with the barrier off.
+pub(super) fn summary(latency: &Latency) -> Vec<Summary> {
+    let mut rows = Vec::new();
+    for cell in TARGET_CELLS {
+        let in_cell = || latency.rows.iter().filter(move |row| row.cell == cell);
+        let Some(asyncband) =
+            in_cell().find(|row| row.implementation.starts_with("Asyncband") && !row.barrier_off)
+        else {
+            continue;
+        };
+        for (index, label) in TARGET_QUANTILES {
+            let best = in_cell()
+                .filter(|row| !row.implementation.starts_with("Asyncband"))
+                .filter(|row| row.implementation != "Rtrb")
+                .filter(|row| row.quantiles[index] > 0.0)
+                .min_by(|a, b| a.quantiles[index].total_cmp(&b.quantiles[index]));
+            let Some(best) = best else {
+                continue;
+            };
+            rows.push(Summary {
+                id: format!("latency::{cell}::{label}"),
+                title: format!("latency / {cell} / {label}"),
+                asyncband: display_name(&asyncband.implementation),
+                ratio: asyncband.quantiles[index] / best.quantiles[index],
+                best_peer: display_name(&best.implementation),
+                rtrb_ratio: None,
+                bar: Bar {
+                    ratio: 1.0,
+                    rtrb: None,
+                },
+            });
+        }
+    }
+    rows
+}
+
 /// How the report titles a cell of the example.
 fn title(cell: &str) -> String {
     match cell {
@@ -166,8 +213,9 @@ fn title(cell: &str) -> String {
     .to_owned()
 }
 
-/// Writes the latency section of RESULTS.md.
-pub(super) fn render(w: &mut String, latency: &Latency) {
+/// Writes the latency section of RESULTS.md; `summary` holds the rows of
+/// [`summary`].
+pub(super) fn render(w: &mut String, latency: &Latency, summary: &[Summary]) {
     let _ = writeln!(w, "### 9. Latency\n");
     let _ = writeln!(
         w,
@@ -217,6 +265,83 @@ pub(super) fn render(w: &mut String, latency: &Latency) {
                 row.messages
             );
         }
-        let _ = writeln!(w);
+        let verdicts: Vec<String> = summary
+            .iter()
+            .filter(|s| s.id.starts_with(&format!("latency::{cell}::")))
+            .map(|s| {
+                let label = s.id.rsplit("::").next().unwrap_or_default();
+                format!("{label} **{:.2}** against {}", s.ratio, s.best_peer)
+            })
+            .collect();
+        if verdicts.is_empty() {
+            let _ = writeln!(w);
+        } else {
+            let _ = writeln!(
+                w,
+                "\nasyncband ÷ best peer: {} (bar ≤ 1 each)\n",
+                verdicts.join(", ")
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DEFAULT: &str = "# membarrier on; ASYNCBAND_MEMBARRIER=
+# 4000 messages per entry and round, 3 round(s)
+# cell         implementation messages    p50_us    p99_us  p99.9_us    max_us membarrier/1k
+  threads_spsc AsyncbandSpsc     12000      0.50    200.00    300.00    400.00          0.50
+  threads_spsc Rtrb              12000      0.10      1.00      2.00      3.00             -
+  threads_spsc Kanal             12000      0.60    100.00    300.00    400.00             -
+  threads_spsc Thingbuf          12000     15.00     50.00    300.00    400.00             -
+  bursts       AsyncbandSpsc     12000     20.00   2000.00   2000.00   2000.00          0.20
+  bursts       Tokio             12000      8.00   2000.00   2000.00   2000.00             -
+";
+    const OFF: &str = "  threads_spsc AsyncbandSpsc     12000      0.05     10.00     20.00     30.00          0.00\n";
+
+    fn latency() -> Latency {
+        let mut rows = parse(DEFAULT, false).unwrap();
+        rows.extend(parse(OFF, true).unwrap());
+        Latency {
+            method: String::new(),
+            barrier_on: true,
+            rows,
+        }
+    }
+
+    #[test]
+    fn summary_compares_each_target_percentile_with_the_best_peer_but_not_rtrb() {
+        let rows = summary(&latency());
+        let got: Vec<(&str, f64, &str, bool)> = rows
+            .iter()
+            .map(|s| (s.id.as_str(), s.ratio, s.best_peer.as_str(), s.meets()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("latency::threads_spsc::p50", 0.50 / 0.60, "kanal", true),
+                (
+                    "latency::threads_spsc::p99",
+                    200.0 / 50.0,
+                    "thingbuf",
+                    false
+                ),
+            ],
+            "the run with the barrier off and the bursts cell are not summarised"
+        );
+    }
+
+    #[test]
+    fn each_target_cell_says_its_ratios_under_its_table() {
+        let latency = latency();
+        let mut out = String::new();
+        render(&mut out, &latency, &summary(&latency));
+        assert!(
+            out.contains("asyncband ÷ best peer: p50 **0.83** against kanal, p99 **4.00** against thingbuf (bar ≤ 1 each)"),
+            "{out}"
+        );
+        assert_eq!(out.matches("asyncband ÷ best peer:").count(), 1, "{out}");
     }
 }
