@@ -692,7 +692,7 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
             // store of the writable stamp, and is the waiting sender's
             // re-check paired with a single consumer's SeqCst store of it.
             if let Lap::Free(full) = self.lap(Self::pos(word), Ordering::SeqCst) {
-                match self.cas_tail(word, word + Self::ONE_POS) {
+                match self.cas_tail(word, word.wrapping_add(Self::ONE_POS)) {
                     Ok(_) => {
                         // SAFETY: claimed; `*value` holds a value.
                         unsafe { self.publish(Self::pos(word), full, value) };
@@ -725,7 +725,7 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
                 // (Many consumers free slots out of order: `wait_writable`.)
                 Some(Some(full)) => self.cursors.consumers.claimed_slot(full, Self::units(word)),
             };
-            match self.cas_tail(word, word + Self::ONE_POS) {
+            match self.cas_tail(word, word.wrapping_add(Self::ONE_POS)) {
                 Ok(_) => {
                     // SAFETY: claimed; `*value` holds a value.
                     unsafe { self.publish(Self::pos(word), known, value) };
@@ -814,7 +814,7 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
                 unsafe { self.release(1) };
                 return Err(value);
             }
-            match self.cas_tail(word, word + Self::ONE_POS - Self::ONE_R) {
+            match self.cas_tail(word, word.wrapping_add(Self::ONE_POS - Self::ONE_R)) {
                 Ok(_) => {
                     // SAFETY: claimed; the value is in the option.
                     unsafe { self.publish(Self::pos(word), u64::MAX, &mut Some(value)) };
@@ -973,5 +973,68 @@ impl<T, const CAP: usize, K: Consumers> std::fmt::Debug for Buffer<T, CAP, Claim
             .field("closed", &(word & Self::CLOSED != 0))
             .field("head", &self.head_position())
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(all(test, not(asyncband_loom)))]
+mod tests {
+    use super::*;
+
+    /// A ring whose next position is `start`, as if `start` values had been
+    /// sent and received.
+    fn starting_at<K: Consumers>(start: u64) -> Buffer<u64, 4, Claiming<K>> {
+        let ring = Buffer::<u64, 4, Claiming<K>>::new();
+        let pos_mask = Buffer::<u64, 4, Claiming<K>>::POS_MASK;
+        let pos_shift = Buffer::<u64, 4, Claiming<K>>::POS_SHIFT;
+        ring.cursors.tail.store_sc((start & pos_mask) << pos_shift);
+        ring.cursors.head.store_sc(start);
+        for pos in start..start + 4 {
+            ring.slot(pos).stamp.store_seq_cst(writable(pos));
+        }
+        ring
+    }
+
+    /// Sends, reservations and receives across the point where the claim
+    /// word's position field wraps to 0 (the stamps keep counting).
+    fn positions_wrap<K: Consumers>() {
+        let wrap = Buffer::<u64, 4, Claiming<K>>::POS_MASK + 1;
+        for start in [wrap - 6, wrap - 3, wrap - 1] {
+            let ring = starting_at::<K>(start);
+            let mut cursor = ring.cursor();
+            let mut next = 0;
+            let mut want = 0;
+            // SAFETY: single-threaded; `cursor` is the only one.
+            unsafe {
+                for _ in 0..4 {
+                    for _ in 0..4 {
+                        ring.try_push(&mut (), next).unwrap();
+                        next += 1;
+                    }
+                    assert_eq!(ring.try_push(&mut (), 99), Err(PushError::Full(99)));
+                    assert_eq!(ring.len(), 4);
+                    for _ in 0..2 {
+                        assert_eq!(ring.try_pop(&mut cursor), Ok(want));
+                        want += 1;
+                    }
+                    ring.try_acquire(&mut (), 1).unwrap();
+                    ring.try_push(&mut (), next).unwrap();
+                    next += 1;
+                    assert_eq!(ring.try_push(&mut (), 99), Err(PushError::Full(99)));
+                    ring.push_reserved(&mut (), next).unwrap();
+                    next += 1;
+                    while want < next {
+                        assert_eq!(ring.try_pop(&mut cursor), Ok(want));
+                        want += 1;
+                    }
+                    assert_eq!(ring.try_pop(&mut cursor), Err(PopError::Empty));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn claims_carry_on_across_the_wrap_of_the_claim_words_position() {
+        positions_wrap::<OneConsumer>();
+        positions_wrap::<ManyConsumers>();
     }
 }
