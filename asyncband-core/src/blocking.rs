@@ -149,7 +149,8 @@ impl<S: Storage> Chan<S> {
         }
     }
 
-    /// [`Chan::recv_blocking`] once the channel was empty: spins, yields,
+    /// [`Chan::recv_blocking`] once the channel was empty: spins (and
+    /// yields, on an oversubscribed machine: `ReceiveWaits::schedule`),
     /// then waits as a future parked on.
     ///
     /// # Safety

@@ -26,10 +26,19 @@
 //! When nothing else is runnable a yield returns at once, so a thread that
 //! waits long pays a few microseconds more before it parks.
 //!
-//! A blocking receive skips both the spin and the yields, and parks at
-//! once, when the machine is oversubscribed (more runnable threads than
-//! cores, by the kernel's count) and its values have stopped coming in runs
-//! (`ReceiveWaits`): paced producers that keep their cores busy between
+//! A blocking receive yields only when the machine is oversubscribed (more
+//! runnable threads than cores, by the kernel's count). With a core for
+//! every runnable thread, the thread a yield hands the core to is one that
+//! shares it for the moment, often the busy producer itself, which then
+//! keeps it for a whole time slice while the values it sends wait for the
+//! receiver; parked instead, the receiver is woken by the send onto a free
+//! core. (A producer that sends bursts and busy-waits between them, on two
+//! cores, had a receiver that yielded wait a millisecond or more for half
+//! its values.)
+//!
+//! On an oversubscribed machine a blocking receive skips both the spin and
+//! the yields, and parks at once, when its values have stopped coming in
+//! runs (`ReceiveWaits`): paced producers that keep their cores busy between
 //! sends. A yield would then hand the receiver's core to one of them for a
 //! whole time slice while the next value waits, and a spin would use up the
 //! receiver's share of the CPU, so that the scheduler is slow to run it when
@@ -171,23 +180,10 @@ pub(crate) struct ReceiveWaits {
 
 impl ReceiveWaits {
     /// The schedule for a blocking receive that is about to wait, `head`
-    /// being the consumers' head position now. Normally it spins, yields,
-    /// then parks (module docs): on an oversubscribed machine the yields
-    /// hand the core to the producers, which fill the channel, and the
-    /// receiver then takes a run without a system call on either side.
-    /// But when the machine is oversubscribed and the values have not come
-    /// in runs lately, the next one is far off: a yield would hand the core
-    /// to a busy thread for a whole time slice, and a spin would spend the
-    /// receiver's share of the CPU, after which the scheduler is slow to run
-    /// it when the value comes. Then it parks at once ([`Backoff::none`]),
-    /// and the send wakes it. The rate is measured, not the count: a
-    /// receiver kept off its core finds a long run that came slowly.
+    /// being the consumers' head position now ([`ReceiveSchedule::choose`]).
     pub(crate) fn schedule(&self, head: impl FnOnce() -> u64) -> fn() -> Backoff {
-        if oversubscribed() && self.park_at_once(head(), now_nanos()) {
-            Backoff::none
-        } else {
-            Backoff::new
-        }
+        ReceiveSchedule::choose(oversubscribed(), || self.park_at_once(head(), now_nanos()))
+            .backoff()
     }
 
     /// On an oversubscribed machine, with the head position and the time
@@ -205,6 +201,48 @@ impl ReceiveWaits {
             0
         };
         runs < RUNS_TO_YIELD
+    }
+}
+
+/// How a blocking receive waits before it parks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ReceiveSchedule {
+    /// Spins, then parks: a core for every runnable thread.
+    Spin,
+    /// Spins, yields, then parks: on an oversubscribed machine the yields
+    /// hand the core to the producers, which fill the channel, and the
+    /// receiver then takes a run without a system call on either side.
+    SpinAndYield,
+    /// Parks at once ([`Backoff::none`]), and the send wakes it.
+    ParkAtOnce,
+}
+
+impl ReceiveSchedule {
+    /// The schedule on a machine that is or is not `oversubscribed` (module
+    /// docs). Only an oversubscribed one asks `park_at_once`, which records
+    /// the wait: whether the values have not come in runs lately, so that
+    /// the next one is far off. A yield would then hand the core to a busy
+    /// thread for a whole time slice, and a spin would spend the receiver's
+    /// share of the CPU, after which the scheduler is slow to run it when
+    /// the value comes. The rate is measured, not the count: a receiver
+    /// kept off its core finds a long run that came slowly.
+    fn choose(oversubscribed: bool, park_at_once: impl FnOnce() -> bool) -> Self {
+        if !oversubscribed {
+            Self::Spin
+        } else if park_at_once() {
+            Self::ParkAtOnce
+        } else {
+            Self::SpinAndYield
+        }
+    }
+
+    /// The backoff that runs this schedule.
+    fn backoff(self) -> fn() -> Backoff {
+        match self {
+            Self::Spin => Backoff::without_yields,
+            Self::SpinAndYield => Backoff::new,
+            Self::ParkAtOnce => Backoff::none,
+        }
     }
 }
 
@@ -565,6 +603,34 @@ mod tests {
                 receive.park_at_once(head, now)
             })
             .collect()
+    }
+
+    #[test]
+    fn a_receiver_yields_only_on_an_oversubscribed_machine() {
+        let not_asked = || -> bool { panic!("the rate is only looked at when oversubscribed") };
+        assert_eq!(
+            ReceiveSchedule::choose(false, not_asked),
+            ReceiveSchedule::Spin
+        );
+        assert_eq!(
+            ReceiveSchedule::choose(true, || false),
+            ReceiveSchedule::SpinAndYield
+        );
+        assert_eq!(
+            ReceiveSchedule::choose(true, || true),
+            ReceiveSchedule::ParkAtOnce
+        );
+        let spins = snoozes(ReceiveSchedule::Spin.backoff()());
+        assert!(
+            [FREE_CHECKS, CHECKS].contains(&spins),
+            "{spins} snoozes: spins only expected"
+        );
+        let snoozed = snoozes(ReceiveSchedule::SpinAndYield.backoff()());
+        assert!(
+            [FREE_CHECKS + YIELDS, CHECKS + YIELDS].contains(&snoozed),
+            "{snoozed} snoozes: spins and {YIELDS} yields expected"
+        );
+        assert_eq!(snoozes(ReceiveSchedule::ParkAtOnce.backoff()()), 0);
     }
 
     #[test]

@@ -16,7 +16,8 @@
 //!   `send_blocking` wait briefly (spinning or yielding the core), then
 //!   park.
 //! - **Empty** channels make `try_recv` report it, `recv` wait and
-//!   `recv_blocking` spin and yield briefly, then park.
+//!   `recv_blocking` spin briefly (and yield, on an oversubscribed
+//!   machine), then park.
 //! - **Closed** channels (by [`close`](mpsc::Sender::close) from either side,
 //!   or because every sender or every receiver is gone) refuse sends and hand
 //!   the value back, while receivers first drain everything that was sent.
@@ -182,10 +183,14 @@
 //!
 //! A blocking call that must wait spins briefly and yields a few times,
 //! then parks; a future returns `Pending` and is woken. A send or receive
-//! that finds nobody waiting never touches a waker. On a machine with more
-//! runnable threads than cores, a blocking receive whose values come one by
-//! one parks at once: a spin or a yield there would cost it a time slice of
-//! a busy thread, while a parked receiver is woken by the send within
+//! that finds nobody waiting never touches a waker. A blocking receive
+//! yields only on a machine with more runnable threads than cores: with a
+//! core per thread, a yield hands the receiver's core to whichever thread
+//! shares it, often the busy producer, for a whole time slice while the
+//! values wait, where a parked receiver is woken onto a free core. On an
+//! oversubscribed machine, a blocking receive whose values come one by one
+//! parks at once: a spin or a yield there would cost it a time slice of a
+//! busy thread, while a parked receiver is woken by the send within
 //! microseconds.
 //!
 //! A single sender (or a single receiver, freeing slots) publishes with a
