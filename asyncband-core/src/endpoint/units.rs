@@ -104,20 +104,15 @@ impl<'a, S: Storage> Pusher<'a, S> {
     /// The caller holds a unit and gives it up here.
     #[inline]
     unsafe fn push(self, value: S::Item) -> Result<(), SendError<S::Item>> {
-        if <S::Senders as Arity>::MANY {
-            // SAFETY: the caller's unit; many producers: the cursor holds
-            // nothing (`turns` is `None`).
-            unsafe { self.chan.push_reserved(conjured_cursor(), value) }
-        } else {
-            // SAFETY: the caller's unit, and a turn at the producer's one
-            // cursor, which only pushers use while they live.
-            let pushed = self.with_turn(|cursor| unsafe { self.chan.push_unit(cursor, value) });
-            // After the turn: a waker may take its time.
-            if pushed.is_ok() {
-                self.chan.notify_receivers();
-            }
-            pushed
+        // SAFETY: the caller's unit, and the producer's cursor: a turn at a
+        // single producer's, which only pushers use while they live; many
+        // producers' holds nothing.
+        let pushed = self.with_turn(|cursor| unsafe { self.chan.push_unit(cursor, value) });
+        // After the turn: a waker may take its time.
+        if pushed.is_ok() {
+            self.chan.notify_receivers();
         }
+        pushed
     }
 }
 
