@@ -149,9 +149,10 @@ impl<S: Storage> Chan<S> {
         }
     }
 
-    /// [`Chan::recv_blocking`] once the channel was empty: spins (and
-    /// yields, on an oversubscribed machine: `ReceiveWaits::schedule`),
-    /// then waits as a future parked on.
+    /// [`Chan::recv_blocking`] once the channel was empty: spins (longer
+    /// after short waits, or with yields on an oversubscribed machine:
+    /// `ReceiveWaits::schedule`), then waits as a future parked on. Records
+    /// how long the wait lasted for the next one.
     ///
     /// # Safety
     ///
@@ -162,10 +163,10 @@ impl<S: Storage> Chan<S> {
         cursor: &mut S::Cursor,
         deadline: Option<Instant>,
     ) -> Result<S::Item, RecvTimeoutError> {
-        let schedule = self
-            .receive_waits()
-            .schedule(|| self.storage().head_position());
-        let mut backoff = schedule();
+        let waits = self.receive_waits();
+        let (schedule, spin_nanos) = waits.schedule(|| self.storage().head_position());
+        // Timed, so that the next wait knows how long this one lasted.
+        let mut backoff = schedule().lengthened(spin_nanos);
         // As in `send_blocking_waiting`: the caller has just tried.
         loop {
             if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
@@ -176,16 +177,23 @@ impl<S: Storage> Chan<S> {
             }
             // SAFETY: forwarded from the caller.
             match unsafe { self.try_recv(cursor) } {
-                Ok(value) => return Ok(value),
+                Ok(value) => {
+                    waits.record(backoff.began());
+                    return Ok(value);
+                }
                 Err(TryRecvError::Disconnected) => return Err(RecvTimeoutError::Disconnected),
                 Err(TryRecvError::Empty) => {}
             }
         }
+        let began = backoff.began();
         drop(backoff);
         // SAFETY: forwarded from the caller.
         let future = pin!(unsafe { Recv::parked(self, cursor) });
         match block_on(future, deadline, schedule) {
-            Some(Ok(value)) => Ok(value),
+            Some(Ok(value)) => {
+                waits.record(began);
+                Ok(value)
+            }
             Some(Err(RecvError)) => Err(RecvTimeoutError::Disconnected),
             None => Err(RecvTimeoutError::Timeout),
         }

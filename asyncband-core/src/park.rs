@@ -36,6 +36,15 @@
 //! cores, had a receiver that yielded wait a millisecond or more for half
 //! its values.)
 //!
+//! A blocking receive on a machine with a core for every runnable thread
+//! spins longer when its recent waits were short
+//! (`ReceiveWaits::spin_nanos`): up to twice its last wait, at most 50 µs.
+//! Values that come every few tens of microseconds then find it spinning
+//! and are taken within a microsecond, where a parked receiver needs a
+//! wake-up of tens of them and its sender a system call. One long wait
+//! ends that until waits are short again, so a channel gone quiet spins
+//! only briefly before it parks.
+//!
 //! On an oversubscribed machine a blocking receive skips both the spin and
 //! the yields, and parks at once, when its values have stopped coming in
 //! runs (`ReceiveWaits`): paced producers that keep their cores busy between
@@ -82,6 +91,11 @@ const FREE_CHECKS: u32 = 16;
 /// core already has a spinner), each followed by a check, before parking.
 /// A few: many more and waiting receivers yield away the producers' time.
 pub const YIELDS: u32 = 10;
+
+/// The longest a blocking receive spins past its spin phase, and the
+/// longest recent wait that makes it do so ([`ReceiveWaits::spin_nanos`]):
+/// a few park/unpark round trips.
+pub(crate) const LONG_SPIN_NANOS: u64 = 50_000;
 
 /// Threads currently in a spin phase, across all channels. Not a protocol
 /// word: it only steers how long a thread spins.
@@ -176,14 +190,60 @@ pub(crate) struct ReceiveWaits {
     at: StdAtomicU64,
     /// How many waits in a row followed a run of values.
     runs: StdAtomicU64,
+    /// How long the last timed wait of a blocking receive lasted, in
+    /// nanoseconds (0: none yet). Waits that end within the free checks of
+    /// their spin phase are not timed and leave it as it is.
+    last_wait: StdAtomicU64,
 }
 
 impl ReceiveWaits {
     /// The schedule for a blocking receive that is about to wait, `head`
-    /// being the consumers' head position now ([`ReceiveSchedule::choose`]).
-    pub(crate) fn schedule(&self, head: impl FnOnce() -> u64) -> fn() -> Backoff {
-        ReceiveSchedule::choose(oversubscribed(), || self.park_at_once(head(), now_nanos()))
-            .backoff()
+    /// being the consumers' head position now ([`ReceiveSchedule::choose`]),
+    /// and how long its first spin phase may last ([`Backoff::lengthened`]):
+    /// [`ReceiveWaits::spin_nanos`] when it spins, else 0.
+    pub(crate) fn schedule(&self, head: impl FnOnce() -> u64) -> (fn() -> Backoff, u64) {
+        let schedule =
+            ReceiveSchedule::choose(oversubscribed(), || self.park_at_once(head(), now_nanos()));
+        let spin_nanos = if schedule == ReceiveSchedule::Spin {
+            self.spin_nanos()
+        } else {
+            0
+        };
+        (schedule.backoff(), spin_nanos)
+    }
+
+    /// How long a receive that spins may keep spinning, from the start of
+    /// its timed wait: twice the last timed wait, when that one ended within
+    /// [`LONG_SPIN_NANOS`], and at most that. Values that come every few
+    /// tens of microseconds then find the receiver spinning: each is taken
+    /// in well under a microsecond, where a parked receiver would be woken
+    /// in tens of them, and its sender makes no system call to wake it. The
+    /// price is a core kept busy between them, so longer gaps still park,
+    /// and one long wait (a stalled sender, a channel gone quiet) ends the
+    /// spinning until waits are short again.
+    fn spin_nanos(&self) -> u64 {
+        // ORDERING: Relaxed; a hint.
+        let last = self.last_wait.load(StdOrdering::Relaxed);
+        if last <= LONG_SPIN_NANOS {
+            last.saturating_mul(2).min(LONG_SPIN_NANOS)
+        } else {
+            0
+        }
+    }
+
+    /// Records, as a blocking receive's wait ends, how long it lasted since
+    /// its schedule `began` ([`Backoff::began`]); an untimed wait (`None`)
+    /// changes nothing.
+    pub(crate) fn record(&self, began: Option<u64>) {
+        if let Some(began) = began {
+            self.waited(now_nanos().saturating_sub(began));
+        }
+    }
+
+    /// Notes a timed wait of `nanos`.
+    fn waited(&self, nanos: u64) {
+        // ORDERING: Relaxed; a hint.
+        self.last_wait.store(nanos.max(1), StdOrdering::Relaxed);
     }
 
     /// On an oversubscribed machine, with the head position and the time
@@ -270,6 +330,14 @@ pub struct Backoff {
     started: bool,
     /// Whether this schedule is counted in `SPINNING`.
     counted: bool,
+    /// How long past `began` the spin phase may go on once its checks are
+    /// done (0: it ends with them); see [`Backoff::lengthened`].
+    spin_nanos: u64,
+    /// Whether the schedule reads the clock when it starts.
+    timed: bool,
+    /// `now_nanos` when a timed schedule started (after its free checks);
+    /// 0 before that.
+    began: u64,
 }
 
 impl Backoff {
@@ -287,7 +355,40 @@ impl Backoff {
             yields,
             started: false,
             counted: false,
+            spin_nanos: 0,
+            timed: false,
+            began: 0,
         }
+    }
+
+    /// This schedule, timed from its start (after the free checks, so a
+    /// wait that ends within them never reads the clock), its spin phase
+    /// going on until `spin_nanos` have passed since then. A blocking
+    /// receive whose values come a few tens of microseconds apart then
+    /// finds the next one spinning instead of parked (module docs).
+    pub(crate) fn lengthened(mut self, spin_nanos: u64) -> Self {
+        self.spin_nanos = spin_nanos;
+        self.timed = true;
+        self
+    }
+
+    /// When a timed schedule started (`now_nanos`); `None` when it has not
+    /// (the wait ended within its free checks, or was never timed).
+    pub(crate) fn began(&self) -> Option<u64> {
+        (self.began != 0).then_some(self.began)
+    }
+
+    /// Whether the spin phase goes on past its checks: the schedule is
+    /// lengthened and the time is not up. Once it is, never again.
+    fn spins_on(&mut self) -> bool {
+        if self.spin_nanos == 0 || cfg!(asyncband_loom) {
+            return false;
+        }
+        if now_nanos().saturating_sub(self.began) < self.spin_nanos {
+            return true;
+        }
+        self.spin_nanos = 0;
+        false
     }
 
     /// A schedule that spins and then lets the caller park, with no yields
@@ -314,7 +415,7 @@ impl Backoff {
     /// Whether the schedule has nothing left: [`Backoff::none`] before any
     /// `snooze`.
     fn is_spent(&self) -> bool {
-        self.round >= CHECKS && self.yields == 0
+        self.round >= CHECKS && self.yields == 0 && self.spin_nanos == 0
     }
 
     /// An empty schedule: the caller parks at once. For a receiver whose
@@ -335,6 +436,9 @@ impl Backoff {
             yields: 0,
             started: true,
             counted: false,
+            spin_nanos: 0,
+            timed: false,
+            began: 0,
         }
     }
 
@@ -361,6 +465,9 @@ impl Backoff {
             yields: YIELDS,
             started: true,
             counted: false,
+            spin_nanos: 0,
+            timed: false,
+            began: 0,
         }
     }
 
@@ -368,10 +475,14 @@ impl Backoff {
     /// and the caller parks at once.
     fn start(&mut self) {
         self.started = true;
+        if self.timed && !cfg!(asyncband_loom) {
+            self.began = now_nanos().max(1);
+        }
         let spinning = SPINNING.fetch_add(1, StdOrdering::Relaxed);
         self.counted = true;
         if cfg!(asyncband_loom) || spinning >= cores() {
             self.round = CHECKS;
+            self.spin_nanos = 0;
             self.release();
         }
     }
@@ -392,6 +503,12 @@ impl Backoff {
             self.start();
         }
         if self.round >= CHECKS {
+            if self.spins_on() {
+                for _ in 0..HINTS {
+                    spin_hint();
+                }
+                return true;
+            }
             self.release();
             if cfg!(asyncband_loom) || self.round >= CHECKS + self.yields {
                 return false;
@@ -663,6 +780,58 @@ mod tests {
     fn a_run_that_came_slowly_is_no_run() {
         // A receiver kept off its core for 4 ms finds 200 values.
         assert_eq!(park_at_once(&[(200, 4_000_000); 4]), [true; 4]);
+    }
+
+    #[test]
+    fn a_receiver_spins_on_only_after_short_waits() {
+        let waits = ReceiveWaits::default();
+        assert_eq!(waits.spin_nanos(), 0, "no wait yet: the usual spin");
+        waits.waited(20_000);
+        assert_eq!(waits.spin_nanos(), 40_000, "twice the last wait");
+        waits.waited(35_000);
+        assert_eq!(waits.spin_nanos(), LONG_SPIN_NANOS, "at most the cap");
+        waits.waited(LONG_SPIN_NANOS + 1);
+        assert_eq!(waits.spin_nanos(), 0, "a long wait ends the spinning");
+        waits.waited(0);
+        assert_eq!(waits.spin_nanos(), 2, "a wait is never recorded as none");
+    }
+
+    #[test]
+    fn a_lengthened_backoff_times_its_wait_from_its_free_checks() {
+        let mut backoff = Backoff::without_yields().lengthened(0);
+        for _ in 0..FREE_CHECKS {
+            assert!(backoff.snooze());
+            assert_eq!(backoff.began(), None, "a short wait reads no clock");
+        }
+        assert!(backoff.snooze());
+        assert!(backoff.began().is_some(), "timed once past its free checks");
+        assert!(Backoff::without_yields().began().is_none());
+        let mut untimed = Backoff::without_yields();
+        while untimed.snooze() {}
+        assert_eq!(untimed.began(), None, "only a lengthened schedule is timed");
+    }
+
+    #[test]
+    fn a_lengthened_backoff_spins_until_its_time_is_up() {
+        const NANOS: u64 = 2_000_000;
+        // Past its checks and started, as if it had joined the spinners, so
+        // that other tests' spinners cannot cut it short.
+        let began = Instant::now();
+        let mut backoff = Backoff {
+            round: CHECKS,
+            started: true,
+            began: now_nanos().max(1),
+            ..Backoff::without_yields().lengthened(NANOS)
+        };
+        assert!(!backoff.is_spent());
+        while backoff.snooze() {}
+        let spun = began.elapsed();
+        assert!(
+            spun >= std::time::Duration::from_nanos(NANOS),
+            "spun {spun:?}, {NANOS} ns expected"
+        );
+        assert!(backoff.is_spent());
+        assert!(!backoff.snooze(), "a finished schedule stays finished");
     }
 
     #[test]

@@ -191,7 +191,11 @@
 //! oversubscribed machine, a blocking receive whose values come one by one
 //! parks at once: a spin or a yield there would cost it a time slice of a
 //! busy thread, while a parked receiver is woken by the send within
-//! microseconds.
+//! microseconds. With a core per thread, a blocking receive whose recent
+//! waits were short spins longer (up to twice its last wait, at most
+//! 50 µs), so that values a few tens of microseconds apart find it
+//! spinning rather than parked; one long wait returns it to the usual
+//! brief spin.
 //!
 //! A single sender (or a single receiver, freeing slots) publishes with a
 //! plain store while nobody waits on it. A waiter that finds it publishing
