@@ -193,9 +193,9 @@
 //! busy thread, while a parked receiver is woken by the send within
 //! microseconds. With a core per thread, a blocking receive whose recent
 //! waits were short spins longer (up to twice its last wait, at most
-//! 50 µs), so that values a few tens of microseconds apart find it
-//! spinning rather than parked; one long wait returns it to the usual
-//! brief spin.
+//! 50 µs): values a few tens of microseconds apart then find it spinning,
+//! not parked, at the price of a core kept busy between them. One longer
+//! wait returns it to the usual brief spin.
 //!
 //! A single sender (or a single receiver, freeing slots) publishes with a
 //! plain store while nobody waits on it. A waiter that finds it publishing
