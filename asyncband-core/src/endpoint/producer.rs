@@ -173,11 +173,10 @@ impl<S: Storage> Producer<S> {
         reason = "called for its effect; whether this call was the one that closed is incidental"
     )]
     pub fn close(&self) -> bool {
-        // SAFETY: every producer-side operation borrows `self` mutably, so
-        // none runs while `&self` is held. Another thread's `close` through
-        // a shared `&self` may run now: closing from the producer is atomic
-        // operations only, and the producer's publishes happened before
-        // `self` was shared.
+        // Producer-side operations borrow `self` mutably, so none runs while
+        // `&self` is held; a `close` from another thread may (it is atomic
+        // operations only, and the publishes happened before `self` was shared).
+        // SAFETY: the producer contract of `Chan::close`, as above.
         unsafe { self.chan.close(true) }
     }
 
