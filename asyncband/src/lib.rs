@@ -228,6 +228,35 @@
 //! receiver, and tasks on two tokio workers, change little
 //! (`benches/NOTES.md` in the repository has the measurement).
 //!
+//! A thread on a core of its own that must never sleep need not wait
+//! through the channel at all: it spins on `try_recv` (or `try_send`)
+//! itself. Nobody then waits on the other side's publishes: they stay
+//! plain stores, and no send or receive calls the barrier, with or without
+//! the switches above:
+//!
+//! ```
+//! use asyncband::error::TryRecvError;
+//!
+//! let (mut tx, mut rx) = asyncband::spsc::bounded::<u64, 64>();
+//! let producer = std::thread::spawn(move || {
+//!     for value in 0..1_000 {
+//!         while tx.try_send(value).is_err() {
+//!             std::hint::spin_loop();
+//!         }
+//!     }
+//! });
+//! let mut sum = 0;
+//! loop {
+//!     match rx.try_recv() {
+//!         Ok(value) => sum += value,
+//!         Err(TryRecvError::Empty) => std::hint::spin_loop(),
+//!         Err(TryRecvError::Disconnected) => break,
+//!     }
+//! }
+//! producer.join().unwrap();
+//! assert_eq!(sum, 999 * 1_000 / 2);
+//! ```
+//!
 //! # Features
 //!
 //! - `stream` (default): receivers implement `futures_core::Stream`.
