@@ -88,8 +88,8 @@
 //!   leaves the barrier on where the kernel offers it.
 //!
 //! The same moment registers the process for the barrier, which takes
-//! milliseconds (about 20 ms on the machines here): once per process, when
-//! the first such channel is made, never in a send or a receive.
+//! milliseconds (tens of them on some virtual machines): once per process,
+//! when the first such channel is made, never in a send or a receive.
 //!
 //! [`membarrier_calls`] counts the system calls the process has made, for
 //! benchmarks that report them per message.
