@@ -106,47 +106,29 @@ fn cores() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get))
 }
 
-/// How long a look at the run queue that found a core for every runnable
-/// thread stays good for ([`oversubscribed`]): short, because a receiver
-/// that goes on spinning once the machine is oversubscribed takes time
-/// slices from the threads it waits for.
+/// How long a look at the run queue stays good for ([`oversubscribed`]).
 const LOOK_NANOS: u64 = 5_000_000;
-/// How long a look that found the machine oversubscribed stays good for:
-/// longer, because parking at once a little longer than needed costs only
-/// microseconds per wait, while each look is a system call on the
-/// receiver's path, and looking every few milliseconds delayed a parked
-/// receiver's wake-ups measurably (`benches/NOTES.md`).
-const BUSY_LOOK_NANOS: u64 = 100_000_000;
 /// When the run queue was last looked at (`coarse_now_nanos`), and what was
 /// seen (the low bit). Not a protocol word: it only steers waiting.
 static LOOKED: StdAtomicU64 = StdAtomicU64::new(0);
 
 /// Whether the machine has more runnable threads than this process may use
-/// cores. Looked up at most every [`LOOK_NANOS`], or [`BUSY_LOOK_NANOS`]
-/// while it is (the kernel's count of runnable threads, the fourth field of
-/// `/proc/loadavg`); false where that is not available.
+/// cores. Looked up at most every [`LOOK_NANOS`] (the kernel's count of
+/// runnable threads, the fourth field of `/proc/loadavg`); false where that
+/// is not available.
 fn oversubscribed() -> bool {
     let Some(now) = coarse_now_nanos() else {
         return false;
     };
     // ORDERING: Relaxed; a hint.
-    if let Some(busy) = still_good(LOOKED.load(StdOrdering::Relaxed), now) {
-        return busy;
+    let looked = LOOKED.load(StdOrdering::Relaxed);
+    if looked != 0 && now.saturating_sub(looked >> 1) < LOOK_NANOS {
+        return looked & 1 == 1;
     }
     let busy = runnable_threads().is_some_and(|running| running > cores());
     // ORDERING: Relaxed; a hint. Concurrent lookers store alike answers.
     LOOKED.store((now.max(1) << 1) | u64::from(busy), StdOrdering::Relaxed);
     busy
-}
-
-/// What the last look (`looked`, as [`LOOKED`] keeps it) saw, if it is
-/// still good at `now`: for [`LOOK_NANOS`] if it saw a core for every
-/// runnable thread, for [`BUSY_LOOK_NANOS`] if it saw the machine
-/// oversubscribed; `None` before the first look.
-fn still_good(looked: u64, now: u64) -> Option<bool> {
-    let busy = looked & 1 == 1;
-    let good_for = if busy { BUSY_LOOK_NANOS } else { LOOK_NANOS };
-    (looked != 0 && now.saturating_sub(looked >> 1) < good_for).then_some(busy)
 }
 
 /// A monotonic clock in nanoseconds that is cheap to read and a few
@@ -747,20 +729,6 @@ mod tests {
                 receive.park_at_once(head, now)
             })
             .collect()
-    }
-
-    #[test]
-    fn a_look_that_saw_the_machine_oversubscribed_stays_good_longer() {
-        let at = 1_000_000_000;
-        let idle = at << 1;
-        let busy = (at << 1) | 1;
-        assert_eq!(still_good(0, at), None, "never looked");
-        assert_eq!(still_good(idle, at + LOOK_NANOS - 1), Some(false));
-        assert_eq!(still_good(idle, at + LOOK_NANOS), None);
-        assert_eq!(still_good(busy, at + LOOK_NANOS), Some(true));
-        assert_eq!(still_good(busy, at + BUSY_LOOK_NANOS - 1), Some(true));
-        assert_eq!(still_good(busy, at + BUSY_LOOK_NANOS), None);
-        const { assert!(LOOK_NANOS < BUSY_LOOK_NANOS) };
     }
 
     #[test]
