@@ -732,6 +732,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "reads /proc, which Miri's isolation refuses")]
     fn the_run_queue_is_read_where_the_kernel_offers_it() {
         if cfg!(target_os = "linux") && std::path::Path::new("/proc/loadavg").exists() {
             // This thread is running, so it is counted.
