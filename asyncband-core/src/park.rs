@@ -27,7 +27,8 @@
 //! waits long pays a few microseconds more before it parks.
 //!
 //! A blocking receive yields only when the machine is oversubscribed (more
-//! runnable threads than cores, by the kernel's count). With a core for
+//! runnable threads than cores, by the kernel's count; see
+//! `oversubscribed` for what that count can miss). With a core for
 //! every runnable thread, the thread a yield hands the core to is one that
 //! shares it for the moment, often the busy producer itself, which then
 //! keeps it for a whole time slice while the values it sends wait for the
@@ -116,6 +117,12 @@ static LOOKED: StdAtomicU64 = StdAtomicU64::new(0);
 /// cores. Looked up at most every [`LOOK_NANOS`] (the kernel's count of
 /// runnable threads, the fourth field of `/proc/loadavg`); false where that
 /// is not available.
+///
+/// The count is the whole machine's, the cores the process's own, so a
+/// process limited to some CPUs of a busy host (a container, an affinity
+/// mask) can be judged oversubscribed while its threads each have a core;
+/// its receives then park where they could have spun, which costs a
+/// wake-up, never a lost value.
 fn oversubscribed() -> bool {
     let Some(now) = coarse_now_nanos() else {
         return false;

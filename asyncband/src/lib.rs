@@ -197,6 +197,16 @@
 //! not parked, at the price of a core kept busy between them. One longer
 //! wait returns it to the usual brief spin.
 //!
+//! "Runnable threads" is the kernel's count for the whole machine (Linux's
+//! `/proc/loadavg`, looked at every few milliseconds), and "cores" are the
+//! ones this process may use. In a container, or a process limited to some
+//! CPUs of a busy host, the machine's count can exceed the process's cores
+//! while its own threads each have one: blocking receives then park at once
+//! and pay a wake-up (microseconds) where they could have spun. A receiver
+//! that must not pay it can spin on `try_recv` itself (below). Elsewhere
+//! than on Linux the count is not looked at, and every machine counts as
+//! having a core per thread.
+//!
 //! A single sender (or a single receiver, freeing slots) publishes with a
 //! plain store while nobody waits on it. A waiter that finds it publishing
 //! plainly makes one `membarrier(2)` system call (Linux) before it sleeps;
