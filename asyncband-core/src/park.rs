@@ -447,15 +447,7 @@ impl Backoff {
     /// ```
     #[must_use]
     pub const fn none() -> Self {
-        Self {
-            round: CHECKS,
-            yields: 0,
-            started: true,
-            counted: false,
-            spin_nanos: 0,
-            timed: false,
-            began: 0,
-        }
+        Self::past_spin(0)
     }
 
     /// A schedule that skips the spin phase and only yields, then lets the
@@ -476,15 +468,16 @@ impl Backoff {
     /// ```
     #[must_use]
     pub const fn yields_only() -> Self {
-        Self {
-            round: CHECKS,
-            yields: YIELDS,
-            started: true,
-            counted: false,
-            spin_nanos: 0,
-            timed: false,
-            began: 0,
-        }
+        Self::past_spin(YIELDS)
+    }
+
+    /// A fresh schedule past its spin phase (started, so it never joins the
+    /// spinners), with `yields` yields left.
+    const fn past_spin(yields: u32) -> Self {
+        let mut backoff = Self::with_yields(yields);
+        backoff.round = CHECKS;
+        backoff.started = true;
+        backoff
     }
 
     /// Joins the spinners; if every core already has one, the schedule ends
