@@ -42,7 +42,9 @@
 //! `--messages N`: messages per implementation, cell and round (default
 //! 4,000: 80 ms of pacing); `--rounds N`: rounds (default 5), every
 //! implementation of a cell run once per round, the order rotated from one
-//! round to the next; `--filter TEXT` (repeatable): only entries whose
+//! round to the next; `--rotate K`: start that rotation K places on
+//! (default 0), so that processes of one round each can start with a
+//! different implementation; `--filter TEXT` (repeatable): only entries whose
 //! `cell/Implementation` contains `TEXT`, ignoring ASCII case. Prints one
 //! line per entry, figures in µs, after `#` lines that say how it ran
 //! (`cargo x bench-report` reads them).
@@ -390,6 +392,7 @@ fn entries() -> Vec<Entry> {
 struct Options {
     messages: usize,
     rounds: usize,
+    rotate: usize,
     filters: Vec<String>,
 }
 
@@ -398,6 +401,7 @@ impl Options {
         let mut options = Self {
             messages: 4_000,
             rounds: 5,
+            rotate: 0,
             filters: Vec::new(),
         };
         let mut args = std::env::args().skip(1);
@@ -409,9 +413,10 @@ impl Options {
             match arg.as_str() {
                 "--messages" => options.messages = value().parse().expect("--messages: a number"),
                 "--rounds" => options.rounds = value().parse().expect("--rounds: a number"),
+                "--rotate" => options.rotate = value().parse().expect("--rotate: a number"),
                 "--filter" => options.filters.push(value().to_ascii_lowercase()),
                 other => panic!(
-                    "unknown argument `{other}`; expected --messages N, --rounds N, --filter TEXT"
+                    "unknown argument `{other}`; expected --messages N, --rounds N, --rotate K, --filter TEXT"
                 ),
             }
         }
@@ -463,7 +468,8 @@ fn measure(entries: &mut [Entry], options: &Options) {
                 .filter(|&i| entries[i].cell == cell)
                 .collect();
             for offset in 0..indices.len() {
-                let entry = &mut entries[indices[(offset + round) % indices.len()]];
+                let entry =
+                    &mut entries[indices[(offset + round + options.rotate) % indices.len()]];
                 let runtime = Builder::new_multi_thread()
                     .worker_threads(2)
                     .build()

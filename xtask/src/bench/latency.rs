@@ -2,12 +2,16 @@
 //! `asyncband-benches` (a binary of its own, since divan measures
 //! throughput).
 //!
-//! The report builds the example with the benches' profile and runs it
-//! twice: every implementation of every cell (the barrier as the
+//! The report builds the example with the benches' profile and runs it in
+//! a process per run of the report, one round each, alternating two
+//! kinds: every implementation of every cell (the barrier as the
 //! environment leaves it by default: `ASYNCBAND_MEMBARRIER` is removed),
-//! then asyncband's entries alone with `ASYNCBAND_MEMBARRIER=off`. Each run
-//! prints one line per entry after `#` lines; this module reads them,
-//! writes one table per cell, and gives the summary a row for each
+//! and asyncband's entries alone with `ASYNCBAND_MEMBARRIER=off`. A
+//! process's wake-ups tend to land in a fast or a slow mode and keep it,
+//! so one process decides nothing; as in the throughput cells, each
+//! figure is the median over the processes ([`merge`]). Each
+//! process prints one line per entry after `#` lines; this module reads
+//! them, writes one table per cell, and gives the summary a row for each
 //! percentile the targets name ([`summary`]).
 
 use std::fmt::Write as _;
@@ -19,23 +23,28 @@ use super::{Bar, Summary, cargo, display_name, json_string};
 /// The environment variable that turns asyncband's `membarrier` off.
 const BARRIER_ENV: &str = "ASYNCBAND_MEMBARRIER";
 
-/// What both runs of the example measured.
+/// What the runs of the example measured.
 pub(super) struct Latency {
-    /// The example's description of the runs (its second `#` line).
+    /// How it ran: the example's description of one process (its second
+    /// `#` line) and the number of processes.
     method: String,
     /// Whether the default run used `membarrier`.
     barrier_on: bool,
     rows: Vec<Row>,
 }
 
-/// One entry of one run.
+/// One entry of one process, or its median over the processes
+/// ([`merge`]).
+#[derive(Clone, Debug, PartialEq)]
 struct Row {
     cell: String,
     implementation: String,
     /// From the run with `ASYNCBAND_MEMBARRIER=off`.
     barrier_off: bool,
+    /// Over all processes.
     messages: u64,
-    /// p50, p99, p99.9 and max, µs.
+    /// p50, p99, p99.9 and max, µs: merged, the median over the processes
+    /// of the first three and the largest max.
     quantiles: [f64; 4],
     /// asyncband's `membarrier` calls per 1,000 messages.
     membarriers: Option<f64>,
@@ -73,41 +82,96 @@ pub(super) fn build(root: &Path) -> Result<PathBuf, String> {
         .ok_or_else(|| "cargo built no `latency` example".into())
 }
 
-/// Runs the example twice (module docs): `messages` per entry and round,
-/// `rounds` rounds.
-pub(super) fn measure(binary: &Path, messages: usize, rounds: usize) -> Result<Latency, String> {
-    eprintln!("measuring latency…");
-    let args = [
-        "--messages".to_owned(),
-        messages.to_string(),
-        "--rounds".to_owned(),
-        rounds.to_string(),
-    ];
-    let mut default = Command::new(binary);
-    default.args(&args).env_remove(BARRIER_ENV);
-    let default = run(default)?;
-    let mut off = Command::new(binary);
-    off.args(&args)
-        .args(["--filter", "asyncband"])
-        .env(BARRIER_ENV, "off");
-    let off = run(off)?;
-
-    let header = |output: &str, index: usize| {
-        output
+/// Runs the example in `processes` processes of each kind (module docs),
+/// `messages` per entry, one round each.
+pub(super) fn measure(binary: &Path, messages: usize, processes: usize) -> Result<Latency, String> {
+    let mut header = None;
+    let mut rows = Vec::new();
+    for process in 0..processes {
+        eprintln!("measuring latency, process {} of {processes}…", process + 1);
+        let args = [
+            "--messages".to_owned(),
+            messages.to_string(),
+            "--rounds".to_owned(),
+            "1".to_owned(),
+            "--rotate".to_owned(),
+            process.to_string(),
+        ];
+        let mut default = Command::new(binary);
+        default.args(&args).env_remove(BARRIER_ENV);
+        let default = run(default)?;
+        let mut off = Command::new(binary);
+        off.args(&args)
+            .args(["--filter", "asyncband"])
+            .env(BARRIER_ENV, "off");
+        let off = run(off)?;
+        rows.extend(parse(&default, false)?);
+        rows.extend(parse(&off, true)?);
+        header.get_or_insert(default);
+    }
+    let header = header.unwrap_or_default();
+    let line = |index: usize| {
+        header
             .lines()
             .filter_map(|line| line.strip_prefix("# "))
             .nth(index)
             .map(str::to_owned)
     };
-    let barrier_on = header(&default, 0).is_some_and(|line| line.starts_with("membarrier on"));
-    let method = header(&default, 1).unwrap_or_default();
-    let mut rows = parse(&default, false)?;
-    rows.extend(parse(&off, true)?);
+    let barrier_on = line(0).is_some_and(|line| line.starts_with("membarrier on"));
+    let method = format!(
+        "{processes} process(es) of each kind, each: {}",
+        line(1).unwrap_or_default()
+    );
     Ok(Latency {
         method,
         barrier_on,
-        rows,
+        rows: merge(&rows),
     })
+}
+
+/// One row per entry (cell, implementation and kind of process), in the
+/// order they first appear: messages summed, p50, p99 and p99.9 the median
+/// over the processes (the mean of the middle two for an even count), max
+/// the largest, `membarrier` calls the mean of the processes' rates.
+fn merge(rows: &[Row]) -> Vec<Row> {
+    let same = |a: &Row, b: &Row| {
+        a.cell == b.cell && a.implementation == b.implementation && a.barrier_off == b.barrier_off
+    };
+    let mut merged: Vec<Row> = Vec::new();
+    for row in rows {
+        if merged.iter().any(|done| same(done, row)) {
+            continue;
+        }
+        let group: Vec<&Row> = rows.iter().filter(|other| same(other, row)).collect();
+        let median = |index: usize| {
+            let mut values: Vec<f64> = group.iter().map(|row| row.quantiles[index]).collect();
+            values.sort_by(f64::total_cmp);
+            let middle = values.len() / 2;
+            if values.len() % 2 == 1 {
+                values[middle]
+            } else {
+                f64::midpoint(values[middle - 1], values[middle])
+            }
+        };
+        let rates: Vec<f64> = group.iter().filter_map(|row| row.membarriers).collect();
+        #[allow(clippy::cast_precision_loss, reason = "a handful of processes")]
+        let membarriers =
+            (!rates.is_empty()).then(|| rates.iter().sum::<f64>() / rates.len() as f64);
+        merged.push(Row {
+            cell: row.cell.clone(),
+            implementation: row.implementation.clone(),
+            barrier_off: row.barrier_off,
+            messages: group.iter().map(|row| row.messages).sum(),
+            quantiles: [
+                median(0),
+                median(1),
+                median(2),
+                group.iter().map(|row| row.quantiles[3]).fold(0.0, f64::max),
+            ],
+            membarriers,
+        });
+    }
+    merged
 }
 
 /// Runs the example; its standard output.
@@ -221,8 +285,10 @@ pub(super) fn render(w: &mut String, latency: &Latency, summary: &[Summary]) {
         w,
         "One-way latency in µs, from a message's send to a receiver that was waiting for it, producers paced \
          (`benches/examples/latency.rs`; what each cell measures is in [README.md](README.md), cell 9): {}. \
-         Percentiles by nearest rank over every message of every round. `membarrier` was {} in the default run; \
-         the rows marked *membarrier off* come from a second run of asyncband alone with `ASYNCBAND_MEMBARRIER=off`.\n",
+         Each process gives a percentile by nearest rank over its messages; the tables show the median over the \
+         processes, and the largest maximum. `membarrier` was {} in the default processes; \
+         the rows marked *membarrier off* come from processes of asyncband alone with `ASYNCBAND_MEMBARRIER=off`, \
+         alternating with them.\n",
         latency.method,
         if latency.barrier_on {
             "in use"
@@ -309,6 +375,66 @@ mod tests {
             barrier_on: true,
             rows,
         }
+    }
+
+    /// Asserts `row`'s quantiles, to within rounding.
+    fn assert_quantiles(row: &Row, expected: [f64; 4]) {
+        assert!(
+            row.quantiles
+                .iter()
+                .zip(expected)
+                .all(|(got, want)| (got - want).abs() < 1e-9),
+            "{:?} against {expected:?}",
+            row.quantiles
+        );
+    }
+
+    #[test]
+    fn merged_rows_take_the_median_over_processes_and_the_largest_max() {
+        let process = |p50: f64, p99: f64, max: f64, rate: f64| {
+            format!(
+                "  threads_spsc AsyncbandSpsc      4000  {p50:8.2}  {p99:8.2}  {p99:8.2}  {max:8.2}  {rate:12.2}\n  \
+                 threads_spsc Kanal              4000      1.00      2.00      3.00      4.00             -\n"
+            )
+        };
+        let mut rows = Vec::new();
+        for (p50, p99, max, rate) in [
+            (0.5, 900.0, 1000.0, 0.25),
+            (9.0, 20.0, 5000.0, 0.50),
+            (0.2, 30.0, 40.0, 0.75),
+        ] {
+            rows.extend(parse(&process(p50, p99, max, rate), false).unwrap());
+        }
+        rows.extend(parse(OFF, true).unwrap());
+        let merged = merge(&rows);
+        assert_eq!(merged.len(), 3, "one row per entry and kind: {merged:?}");
+        let asyncband = &merged[0];
+        assert_eq!(
+            (asyncband.implementation.as_str(), asyncband.barrier_off),
+            ("AsyncbandSpsc", false)
+        );
+        assert_eq!(asyncband.messages, 12_000);
+        assert_quantiles(asyncband, [0.5, 30.0, 30.0, 5000.0]);
+        assert_eq!(asyncband.membarriers, Some(0.5));
+        assert_eq!(merged[1].implementation, "Kanal");
+        assert_eq!(merged[1].membarriers, None);
+        assert!(merged[2].barrier_off, "the barrier-off process stays apart");
+        assert_quantiles(&merged[2], [0.05, 10.0, 20.0, 30.0]);
+    }
+
+    #[test]
+    fn an_even_number_of_processes_takes_the_mean_of_the_middle_two() {
+        let mut rows = parse(OFF, true).unwrap();
+        rows.extend(
+            parse(
+                "  threads_spsc AsyncbandSpsc     12000      0.15     30.00     40.00     50.00          0.00\n",
+                true,
+            )
+            .unwrap(),
+        );
+        let merged = merge(&rows);
+        assert_eq!(merged.len(), 1);
+        assert_quantiles(&merged[0], [0.1, 20.0, 30.0, 50.0]);
     }
 
     #[test]
