@@ -6,8 +6,8 @@
 //! a process per run of the report, one round each, alternating two
 //! kinds: every implementation of every cell (the barrier as the
 //! environment leaves it by default: `ASYNCBAND_MEMBARRIER` is removed),
-//! and asyncband's entries alone with `ASYNCBAND_MEMBARRIER=off`. A
-//! process's wake-ups tend to land in a fast or a slow mode and keep it,
+//! and asyncband's entries alone with `ASYNCBAND_MEMBARRIER=off`. Wake-up
+//! latency moves by a factor of two or more from one process to the next,
 //! so one process decides nothing; as in the throughput cells, each
 //! figure is the median over the processes ([`merge`]). Each
 //! process prints one line per entry after `#` lines; this module reads
