@@ -198,8 +198,9 @@
 //! wait returns it to the usual brief spin.
 //!
 //! "Runnable threads" is the kernel's count for the whole machine (Linux's
-//! `/proc/loadavg`, looked at every few milliseconds), and "cores" are the
-//! ones this process may use. In a container, or a process limited to some
+//! `/proc/loadavg`, looked at every few milliseconds through one descriptor
+//! that the process keeps open from the first look, closed on `exec`), and
+//! "cores" are the ones this process may use. In a container, or a process limited to some
 //! CPUs of a busy host, the machine's count can exceed the process's cores
 //! while its own threads each have one: blocking receives then park at once
 //! and pay a wake-up (microseconds) where they could have spun. A receiver
