@@ -122,8 +122,12 @@ static LOOKED: StdAtomicU64 = StdAtomicU64::new(0);
 /// process limited to some CPUs of a busy host (a container, an affinity
 /// mask) can be judged oversubscribed while its threads each have a core;
 /// its receives then park where they could have spun, which costs a
-/// wake-up, never a lost value.
+/// wake-up, never a lost value. [`OVERSUBSCRIBED_ENV`] lets the user decide
+/// instead.
 fn oversubscribed() -> bool {
+    if let Some(fixed) = oversubscribed_by_env() {
+        return fixed;
+    }
     let Some(now) = coarse_now_nanos() else {
         return false;
     };
@@ -136,6 +140,57 @@ fn oversubscribed() -> bool {
     // ORDERING: Relaxed; a hint. Concurrent lookers store alike answers.
     LOOKED.store((now.max(1) << 1) | u64::from(busy), StdOrdering::Relaxed);
     busy
+}
+
+/// The environment variable that decides [`oversubscribed`] for the whole
+/// process instead of the run queue: `never` (a core for every runnable
+/// thread) or `always`, in any ASCII case; any other value, or none, leaves
+/// the look. Read once, at the first blocking receive that waits.
+const OVERSUBSCRIBED_ENV: &str = "ASYNCBAND_OVERSUBSCRIBED";
+
+/// Whether a blocking receive that waited now would judge the machine
+/// oversubscribed (module docs; `ASYNCBAND_OVERSUBSCRIBED` decides it when
+/// set to `never` or `always`). Not public API: benchmarks and tests report
+/// it.
+///
+/// # Examples
+///
+/// ```
+/// if cfg!(not(target_os = "linux")) && std::env::var_os("ASYNCBAND_OVERSUBSCRIBED").is_none() {
+///     assert!(!asyncband_core::park::oversubscribed_now());
+/// }
+/// ```
+#[doc(hidden)]
+#[must_use]
+pub fn oversubscribed_now() -> bool {
+    oversubscribed()
+}
+
+/// What [`OVERSUBSCRIBED_ENV`] says, read once per process; `None` under
+/// loom and Miri, whose runs must not depend on the environment.
+fn oversubscribed_by_env() -> Option<bool> {
+    #[cfg(not(any(asyncband_loom, miri)))]
+    {
+        static FIXED: OnceLock<Option<bool>> = OnceLock::new();
+        *FIXED.get_or_init(|| parse_oversubscribed(std::env::var_os(OVERSUBSCRIBED_ENV).as_deref()))
+    }
+    #[cfg(any(asyncband_loom, miri))]
+    {
+        None
+    }
+}
+
+/// `Some(false)` for `never`, `Some(true)` for `always` (any ASCII case),
+/// `None` for anything else.
+fn parse_oversubscribed(value: Option<&std::ffi::OsStr>) -> Option<bool> {
+    let value = value?;
+    if value.eq_ignore_ascii_case("never") {
+        Some(false)
+    } else if value.eq_ignore_ascii_case("always") {
+        Some(true)
+    } else {
+        None
+    }
 }
 
 /// A monotonic clock in nanoseconds that is cheap to read and a few
@@ -785,6 +840,19 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn the_environment_decides_oversubscription_only_when_it_says_never_or_always() {
+        use std::ffi::OsStr;
+
+        assert_eq!(parse_oversubscribed(Some(OsStr::new("never"))), Some(false));
+        assert_eq!(parse_oversubscribed(Some(OsStr::new("NEVER"))), Some(false));
+        assert_eq!(parse_oversubscribed(Some(OsStr::new("always"))), Some(true));
+        assert_eq!(parse_oversubscribed(Some(OsStr::new("Always"))), Some(true));
+        assert_eq!(parse_oversubscribed(Some(OsStr::new(""))), None);
+        assert_eq!(parse_oversubscribed(Some(OsStr::new("off"))), None);
+        assert_eq!(parse_oversubscribed(None), None);
     }
 
     #[test]
