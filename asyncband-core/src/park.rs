@@ -166,18 +166,18 @@ pub fn oversubscribed_now() -> bool {
     oversubscribed()
 }
 
-/// What [`OVERSUBSCRIBED_ENV`] says, read once per process; `None` under
+/// What [`OVERSUBSCRIBED_ENV`] says, read once per process; nothing under
 /// loom and Miri, whose runs must not depend on the environment.
 fn oversubscribed_by_env() -> Option<bool> {
-    #[cfg(not(any(asyncband_loom, miri)))]
-    {
-        static FIXED: OnceLock<Option<bool>> = OnceLock::new();
-        *FIXED.get_or_init(|| parse_oversubscribed(std::env::var_os(OVERSUBSCRIBED_ENV).as_deref()))
-    }
-    #[cfg(any(asyncband_loom, miri))]
-    {
-        None
-    }
+    static FIXED: OnceLock<Option<bool>> = OnceLock::new();
+    *FIXED.get_or_init(|| {
+        let value = if cfg!(any(asyncband_loom, miri)) {
+            None
+        } else {
+            std::env::var_os(OVERSUBSCRIBED_ENV)
+        };
+        parse_oversubscribed(value.as_deref())
+    })
 }
 
 /// `Some(false)` for `never`, `Some(true)` for `always` (any ASCII case),
