@@ -16,10 +16,15 @@
 #   cp target/release/deps/channels-<hash> /tmp/channels-old
 #   # change the code, build again, then:
 #   benches/ab.sh 10 /tmp/channels-old target/release/deps/channels-<hash> ENTRY...
+#
+# An ENTRY of the form OLD_ENTRY=NEW_ENTRY runs OLD_ENTRY in OLD and
+# NEW_ENTRY in NEW: with one binary as both, it sets asyncband against a
+# peer in one cell with as many processes as wanted, for example
+# `channels::one_thread::mpsc::burst_unbounded::Kanal=channels::one_thread::mpsc::burst_unbounded::AsyncbandMpsc`.
 set -euo pipefail
 
 if [ $# -lt 4 ]; then
-  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 rounds=$1 old=$2 new=$3
@@ -43,13 +48,13 @@ for round in $(seq "$rounds"); do
     order="old new"
     [ $((round % 2)) -eq 0 ] && order="new old"
     for side in $order; do
-      bin=$old
-      [ "$side" = new ] && bin=$new
-      value=$(median_ns "$bin" "$entry" || true)
+      bin=$old run=${entry%%=*}
+      [ "$side" = new ] && bin=$new run=${entry#*=}
+      value=$(median_ns "$bin" "$run" || true)
       if [ -n "$value" ]; then
         printf '%s\t%s\t%s\n' "$entry" "$side" "$value" >>"$out"
       else
-        echo "ab.sh: $bin measured nothing for $entry" >&2
+        echo "ab.sh: $bin measured nothing for $run" >&2
       fi
     done
   done
@@ -70,7 +75,7 @@ for entry in "$@"; do
       for (i = 1; i <= no; i++) oc[i] = o[i]; for (i = 1; i <= nn; i++) nc[i] = n[i]
       o25 = quartile(oc, no, .25); o50 = quartile(oc, no, .5); o75 = quartile(oc, no, .75)
       n25 = quartile(nc, nn, .25); n50 = quartile(nc, nn, .5); n75 = quartile(nc, nn, .75)
-      sub(/^channels::/, "", e)
+      gsub(/channels::/, "", e)
       printf "%-55s old %10.2f %10.2f %10.2f | new %10.2f %10.2f %10.2f | new/old %.3f  P(new<old) %.2f\n",
         e, o25, o50, o75, n25, n50, n75, n50 / o50, wins / (no * nn)
     }' "$out"
