@@ -400,6 +400,64 @@ macro_rules! many_receivers {
                 assert_eq!(block_on(stream.next()), Some(2));
             });
         }
+
+        #[test]
+        fn two_forgotten_recv_futures_do_not_keep_a_parked_receiver_asleep() {
+            a_parked_receiver_is_woken_past(|rx| {
+                for _ in 0..2 {
+                    let mut recv = Box::pin(rx.recv());
+                    assert!(WakeCounter::new().poll(recv.as_mut()).is_pending());
+                    std::mem::forget(recv);
+                }
+            });
+        }
+
+        /// Clones of `rx` whose stream registration is left behind, as by
+        /// `timeout(d, stream.next())` firing, and never polled again.
+        fn abandoned_streams(rx: &Rx<u32>, count: usize) -> Vec<Rx<u32>> {
+            use futures::StreamExt;
+            (0..count)
+                .map(|_| {
+                    let mut stream = rx.clone();
+                    {
+                        let mut next = pin!(stream.next());
+                        assert!(WakeCounter::new().poll(next.as_mut()).is_pending());
+                    }
+                    stream
+                })
+                .collect()
+        }
+
+        #[test]
+        fn streams_abandoned_while_registered_do_not_keep_a_parked_receiver_asleep() {
+            within(|| {
+                let (tx, rx) = F::<u32>::channel();
+                let abandoned = abandoned_streams(&rx, 3);
+                let waiter = thread::spawn(move || {
+                    let start = Instant::now();
+                    (rx.recv_timeout(STRANDED), start.elapsed())
+                });
+                thread::sleep(SETTLE);
+                tx.try_send(1).unwrap();
+                let (got, waited) = waiter.join().unwrap();
+                assert_eq!(got, Ok(1));
+                assert!(waited < PROMPTLY, "woken by the send ({waited:?})");
+                drop(abandoned);
+            });
+        }
+
+        #[test]
+        fn streams_abandoned_while_registered_do_not_keep_a_waiting_future_asleep() {
+            let (tx, rx) = F::<u32>::channel();
+            let abandoned = abandoned_streams(&rx, 3);
+            let wakes = WakeCounter::new();
+            let mut recv = Box::pin(rx.recv());
+            assert!(wakes.poll(recv.as_mut()).is_pending());
+            tx.try_send(1).unwrap();
+            assert!(wakes.wakes() > 0, "the send wakes the live receiver");
+            assert_eq!(wakes.poll(recv.as_mut()), Poll::Ready(Ok(1)));
+            drop(abandoned);
+        }
     };
 }
 

@@ -730,6 +730,35 @@ fn a_parked_receiver_is_woken_by_the_one_send_a_forgotten_recv_future_was_notifi
 }
 
 #[test]
+fn a_parked_receiver_is_woken_by_the_one_send_behind_two_forgotten_recv_futures() {
+    loom::model(|| {
+        let chan = Chan::<List<u32, Many, Many>>::new();
+        #[allow(
+            clippy::let_unit_value,
+            reason = "many consumers' cursor is `()`; named as in every other model"
+        )]
+        let mut cursor = chan.cursor();
+        // Two receives registered and forgotten: the first is handed the
+        // notification, the second is woken to look and does not either.
+        for _ in 0..2 {
+            // SAFETY: many consumers.
+            let mut forgotten = Box::pin(unsafe { Recv::new(&*chan, &mut cursor) });
+            let mut cx = Context::from_waker(Waker::noop());
+            assert!(forgotten.as_mut().poll(&mut cx).is_pending());
+            std::mem::forget(forgotten);
+        }
+        let receiver = {
+            let chan = chan.clone();
+            thread::spawn(move || recv(&chan, &mut cursor))
+        };
+        // Without the walk past every waiter behind the notified one, up
+        // to the parked receiver: a loom deadlock.
+        send(&chan, &mut (), 1);
+        assert_eq!(receiver.join().unwrap(), 1);
+    });
+}
+
+#[test]
 fn a_thread_parked_on_two_receives_is_woken_by_either_and_takes_exactly_one() {
     // What `select!` does: one thread polls two receive futures in turn with
     // one parking waker (`park::block_on`), takes the first that is ready

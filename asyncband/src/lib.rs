@@ -103,10 +103,13 @@
 //!
 //! - an iterator that panics inside `send_many` / `try_send_many` leaves the
 //!   values before it sent and returns the capacity reserved for the rest;
-//! - a future leaked with `mem::forget` while it waits, or a stream whose
-//!   `next()` was dropped while registered, keeps no wake-up from the other
-//!   receivers: a notification handed to a waiting future also wakes the
-//!   waiter behind it, which looks for itself;
+//! - futures leaked with `mem::forget` while they wait, or streams whose
+//!   `next()` was dropped while registered, however many, keep no wake-up
+//!   from the other receivers: a notification handed to a waiting future
+//!   also wakes the receivers waiting behind it, up to the first one
+//!   blocked in a thread, each to look for itself. So while several
+//!   receivers wait in futures, a value wakes each of them (once, until it
+//!   waits again); receivers blocked in threads are woken one per value;
 //! - a waker that panics in `wake` does not stop the others: every waiter
 //!   that was granted capacity or a notification is woken, then the panic
 //!   propagates. If that happens inside a receive (which wakes a sender

@@ -1384,10 +1384,10 @@ impl<F: Flavour<Receivers = Many>> Receiver<F> {
     /// The registration a `Pending` poll leaves lives in this receiver (a
     /// clone has its own), like the `Stream`'s (they share it); only the
     /// waker of the latest poll is woken. It loses nothing: it holds no
-    /// value, and a notification handed to it also wakes the receiver
+    /// value, and a notification handed to it also wakes the receivers
     /// waiting behind it, so a receive through [`recv`](Self::recv), or a
-    /// clone, waiting behind it is never stranded by a registration that is
-    /// not polled again. Dropping the receiver withdraws it.
+    /// clone, waiting behind it is never stranded by registrations that are
+    /// not polled again, however many. Dropping the receiver withdraws it.
     ///
     /// # Errors
     ///

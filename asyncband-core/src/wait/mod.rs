@@ -88,10 +88,12 @@ pub unsafe trait WaitSet: Default + Send + Sync + std::fmt::Debug + 'static {
     fn grant(&self, acquire: impl FnMut(usize) -> usize, on_change: impl FnOnce(bool));
 
     /// Hands `units` notifications to the front waiters, one each, as
-    /// [`WaitSet::grant`] does with `units` units. A [`Queue`] also wakes, for
-    /// each waiter it notifies that may never come back (a future, not a
-    /// parked thread), one waiter behind it without a notification, so that
-    /// a leaked future is never the only waiter a notification reaches.
+    /// [`WaitSet::grant`] does with `units` units. When a [`Queue`] notifies a
+    /// waiter that may never come back (a future, not a parked thread), it
+    /// also wakes the waiters behind it without a notification, up to the
+    /// first parked thread, so that leaked futures and abandoned
+    /// registrations, however many, never keep a notification from a waiter
+    /// that will act on it.
     fn notify(&self, units: usize) {
         let mut units = units;
         self.grant(

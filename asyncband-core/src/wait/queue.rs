@@ -26,6 +26,10 @@
 //!   up (below).
 //! - `grant`: the front node's `got` grows; when it reaches `need` the node
 //!   is unlinked (granted) and woken.
+//! - `notify`: as `grant`; when a node that may not come back (not a parked
+//!   thread) is granted, the waiting nodes behind it, up to the first
+//!   parked one, are woken without units and marked `checked` (they stay
+//!   waiting); a node's next `register` clears the mark.
 //! - `wake_all`: every waiting node is unlinked (keeping its partial `got`)
 //!   and woken.
 //! - `cancel`: any state → idle; the units it held go back to the caller,
@@ -135,6 +139,10 @@ struct NodeInner {
     need: usize,
     got: usize,
     waker: Option<Waker>,
+    /// Woken without units to look at the channel for itself, and not
+    /// registered since: another such wake adds nothing, since its owner
+    /// either comes back and looks or never does.
+    checked: bool,
 }
 
 impl Default for QueueNode {
@@ -381,12 +389,15 @@ impl Queue {
 
 impl Queue {
     /// Grants units front to back (see [`WaitSet::grant`]). With `check`,
-    /// each waiter granted its units that may never come back to collect
-    /// them (any waiter but a parked thread: a future can be leaked with
+    /// once a waiter that may never come back to collect its units (any
+    /// waiter but a parked thread: a future can be leaked with
     /// `mem::forget`, a stream's registration outlives the `next()` that
-    /// made it) also has one waiter behind it woken, without units: if the
-    /// first never returns, the second re-checks the channel itself. So a
-    /// leaked waiter is never the only one a notification reaches.
+    /// made it) is granted some, the waiters behind it are woken too,
+    /// without units, each to look at the channel for itself: all of them
+    /// up to the first parked thread, which always comes back. Nothing
+    /// tells a waiter that will not come back from one that will, so fewer
+    /// would leave a live waiter asleep behind enough stale ones. Waiters
+    /// already woken so and not registered since are skipped.
     ///
     /// Wakers run after the lock is released; one that panics does not stop
     /// the others or the round, and the first panic is resumed at the end.
@@ -399,11 +410,15 @@ impl Queue {
         let mut on_change = once(on_change);
         let mut batch = WakeBatch::new();
         let mut panic = None;
+        let mut granting = true;
+        let mut look_behind = false;
         loop {
             let mut list = self.lock();
-            let mut exhausted = false;
-            let mut checks = 0;
-            while let Some(front) = list.head {
+            while granting && !batch.is_full() {
+                let Some(front) = list.head else {
+                    granting = false;
+                    break;
+                };
                 let complete = {
                     // SAFETY: linked nodes are valid; we hold the lock, and
                     // this is the only reference to the node in the block.
@@ -414,13 +429,11 @@ impl Queue {
                     taken == want
                 };
                 if !complete {
-                    exhausted = true;
+                    granting = false;
                     break;
                 }
                 // SAFETY: lock held; `front` is linked, hence valid.
-                if check && !unsafe { front.as_ref() }.parked {
-                    checks += 1;
-                }
+                look_behind |= check && !unsafe { front.as_ref() }.parked;
                 // SAFETY: lock held; `front` is linked.
                 unsafe { Self::unlink(&mut list, front) };
                 // SAFETY: lock held; the node stays valid until its owner
@@ -429,32 +442,39 @@ impl Queue {
                 // SAFETY: lock held; unlinked just now with `got == need > 0`,
                 // and not touched again here.
                 unsafe { Self::hand(front) };
-                if batch.is_full() {
-                    break;
-                }
             }
-            // The waiters behind those that may not come back: woken, and
-            // left queued, so each re-checks and waits again if it must.
-            let mut behind = list.head;
+            // The waiters behind one that may not come back: woken, marked
+            // and left queued, so each looks and waits again if it must. A
+            // full batch stops the walk; the next round starts it again from
+            // the front and skips the marked ones.
+            let mut behind = if look_behind { list.head } else { None };
+            let mut walked = true;
             while let Some(node) = behind {
-                if checks == 0 || batch.is_full() {
+                if batch.is_full() {
+                    walked = false;
                     break;
                 }
-                checks -= 1;
-                // SAFETY: lock held; `node` is linked, hence valid. Cloning
-                // a waker is user code: if it unwinds, the batch's `Drop`
-                // still wakes what it holds, and the list is consistent.
-                let waker = unsafe { (*inner(node)).waker.clone() };
-                batch.push(waker);
+                // SAFETY: lock held; `node` is linked, hence valid, and this
+                // is the only reference to it in the block. Cloning a waker
+                // is user code: if it unwinds, the batch's `Drop` still
+                // wakes what it holds, and the list is consistent.
+                let inner = unsafe { &mut *inner(node) };
+                if !inner.checked {
+                    inner.checked = true;
+                    batch.push(inner.waker.clone());
+                }
                 // SAFETY: as above.
-                behind = unsafe { (*inner(node)).next };
+                if unsafe { node.as_ref() }.parked {
+                    break;
+                }
+                behind = inner.next;
             }
-            let done = exhausted || list.head.is_none();
+            look_behind &= !walked;
             self.set_waiting(&list, &mut on_change);
             drop(list);
             let caught = batch.wake();
             panic = panic.or(caught);
-            if done {
+            if !granting && !look_behind {
                 return resume(panic);
             }
         }
@@ -512,6 +532,7 @@ unsafe impl WaitSet for Queue {
             // until the end of the block.
             let inner = unsafe { &mut *inner(ptr) };
             if inner.linked {
+                inner.checked = false;
                 let stale = match &inner.waker {
                     Some(old) if old.will_wake(waker) => None,
                     _ => inner.waker.replace(waker.clone()),
@@ -525,6 +546,7 @@ unsafe impl WaitSet for Queue {
                 (inner.waker.take(), std::mem::take(&mut inner.got), false)
             } else {
                 inner.need = need;
+                inner.checked = false;
                 (inner.waker.replace(waker.clone()), 0, true)
             }
         };
@@ -854,6 +876,61 @@ mod tests {
         unsafe {
             assert_eq!(queue.cancel(parked.as_ref(), |_| ()), 1);
             assert_eq!(queue.cancel(last.as_ref(), |_| ()), 0);
+        }
+    }
+
+    #[test]
+    fn a_notification_to_a_future_wakes_every_waiter_behind_it_up_to_a_parked_thread() {
+        let queue = Queue::default();
+        let (wakers, woken) = recorders(5, None);
+        let nodes = [
+            Box::pin(QueueNode::default()),
+            Box::pin(QueueNode::default()),
+            Box::pin(QueueNode::default()),
+            Box::pin(QueueNode::parked()),
+            Box::pin(QueueNode::default()),
+        ];
+        let waker = |id: usize| Waker::from(std::sync::Arc::clone(&wakers[id]));
+        for (id, node) in nodes.iter().enumerate() {
+            // SAFETY: pinned, used only with this queue, cancelled below.
+            unsafe { queue.register(node.as_ref(), &waker(id), 1, |_| ()) };
+        }
+        // Any future may never be polled again, so every waiter behind the
+        // one notified looks for itself, up to the parked thread.
+        queue.notify(1);
+        assert_eq!(*woken.lock().unwrap(), [0, 1, 2, 3]);
+        // Waiter 2 comes back and waits again; 1 does not yet.
+        // SAFETY: as above.
+        let got = unsafe { queue.register(nodes[2].as_ref(), &waker(2), 1, |_| ()) };
+        assert_eq!(got, 0);
+        // The next notification goes to 1; of those behind, only 2 is woken
+        // again: the parked thread has not looked yet.
+        queue.notify(1);
+        assert_eq!(*woken.lock().unwrap(), [0, 1, 2, 3, 1, 2]);
+        for (id, node) in nodes.iter().enumerate() {
+            // SAFETY: as above.
+            let got = unsafe { queue.cancel(node.as_ref(), |_| ()) };
+            assert_eq!(got, usize::from(id < 2), "waiter {id}");
+        }
+        assert!(!queue.is_waiting());
+    }
+
+    #[test]
+    fn waiters_behind_a_notified_future_are_all_woken_past_a_full_batch() {
+        let queue = Queue::default();
+        let count = WAKE_BATCH * 2 + 5;
+        let (wakers, woken) = recorders(count, None);
+        let nodes: Vec<_> = (0..count).map(|_| Box::pin(QueueNode::default())).collect();
+        for (node, recorder) in nodes.iter().zip(&wakers) {
+            let waker = Waker::from(std::sync::Arc::clone(recorder));
+            // SAFETY: pinned, used only with this queue, cancelled below.
+            unsafe { queue.register(node.as_ref(), &waker, 1, |_| ()) };
+        }
+        queue.notify(1);
+        assert_eq!(*woken.lock().unwrap(), (0..count).collect::<Vec<_>>());
+        for node in &nodes {
+            // SAFETY: as above.
+            unsafe { queue.cancel(node.as_ref(), |_| ()) };
         }
     }
 }
