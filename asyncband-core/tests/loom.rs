@@ -698,64 +698,46 @@ fn a_waiting_sender_wakes_a_receiver_a_forgotten_recv_future_left_asleep() {
     });
 }
 
-#[test]
-fn a_parked_receiver_is_woken_by_the_one_send_a_forgotten_recv_future_was_notified_of() {
-    loom::model(|| {
+/// `forgotten` receives registered first and then forgotten: they stay at
+/// the front of the receivers' wait list and never come back for what they
+/// are handed. Then a receiver parks behind them and one send follows,
+/// nothing after it: only the check wakes that come with a notification to a
+/// future can reach the parked receiver.
+fn one_send_reaches_a_parked_receiver_behind(forgotten: usize) {
+    loom::model(move || {
         let chan = Chan::<List<u32, Many, Many>>::new();
         #[allow(
             clippy::let_unit_value,
             reason = "many consumers' cursor is `()`; named as in every other model"
         )]
         let mut cursor = chan.cursor();
-        {
-            // A receive registered first and then forgotten: it stays at the
-            // front of the receivers' wait list and never comes back for
-            // the notification it is handed.
+        for _ in 0..forgotten {
             // SAFETY: many consumers.
-            let mut forgotten = Box::pin(unsafe { Recv::new(&*chan, &mut cursor) });
+            let mut recv = Box::pin(unsafe { Recv::new(&*chan, &mut cursor) });
             let mut cx = Context::from_waker(Waker::noop());
-            assert!(forgotten.as_mut().poll(&mut cx).is_pending());
-            std::mem::forget(forgotten);
+            assert!(recv.as_mut().poll(&mut cx).is_pending());
+            std::mem::forget(recv);
         }
         let receiver = {
             let chan = chan.clone();
             thread::spawn(move || recv(&chan, &mut cursor))
         };
-        // One send, and nothing after it: only the check wake that comes
-        // with a notification to a future reaches the parked receiver.
-        // Without it: a loom deadlock.
         send(&chan, &mut (), 1);
         assert_eq!(receiver.join().unwrap(), 1);
     });
 }
 
 #[test]
+fn a_parked_receiver_is_woken_by_the_one_send_a_forgotten_recv_future_was_notified_of() {
+    // Without the check wake: a loom deadlock.
+    one_send_reaches_a_parked_receiver_behind(1);
+}
+
+#[test]
 fn a_parked_receiver_is_woken_by_the_one_send_behind_two_forgotten_recv_futures() {
-    loom::model(|| {
-        let chan = Chan::<List<u32, Many, Many>>::new();
-        #[allow(
-            clippy::let_unit_value,
-            reason = "many consumers' cursor is `()`; named as in every other model"
-        )]
-        let mut cursor = chan.cursor();
-        // Two receives registered and forgotten: the first is handed the
-        // notification, the second is woken to look and does not either.
-        for _ in 0..2 {
-            // SAFETY: many consumers.
-            let mut forgotten = Box::pin(unsafe { Recv::new(&*chan, &mut cursor) });
-            let mut cx = Context::from_waker(Waker::noop());
-            assert!(forgotten.as_mut().poll(&mut cx).is_pending());
-            std::mem::forget(forgotten);
-        }
-        let receiver = {
-            let chan = chan.clone();
-            thread::spawn(move || recv(&chan, &mut cursor))
-        };
-        // Without the walk past every waiter behind the notified one, up
-        // to the parked receiver: a loom deadlock.
-        send(&chan, &mut (), 1);
-        assert_eq!(receiver.join().unwrap(), 1);
-    });
+    // With a check wake that stops at one waiter behind the notified one
+    // (the second forgotten receive): a loom deadlock.
+    one_send_reaches_a_parked_receiver_behind(2);
 }
 
 #[test]
