@@ -50,9 +50,24 @@ impl Iterator for PanicsAfter {
     }
 }
 
-/// A waker whose `wake` panics once, then counts like a [`WakeCounter`].
+/// A waker whose `wake` panics once while armed, and does nothing else.
 struct PanicsOnWake {
     armed: std::sync::atomic::AtomicBool,
+}
+
+impl PanicsOnWake {
+    /// One that is not armed yet, and a waker of it.
+    fn disarmed() -> (Arc<Self>, Waker) {
+        let this = Arc::new(Self {
+            armed: std::sync::atomic::AtomicBool::new(false),
+        });
+        let waker = Waker::from(Arc::clone(&this));
+        (this, waker)
+    }
+
+    fn arm(&self) {
+        self.armed.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 impl Wake for PanicsOnWake {
@@ -303,6 +318,30 @@ macro_rules! many_senders_bounded {
         }
 
         #[test]
+        fn a_receivers_waker_that_panics_at_close_keeps_no_sender_or_close_waiter_asleep() {
+            silence_planned_panics();
+            within(|| {
+                #[allow(unused_mut)]
+                let (tx, mut rx) = topology::bounded::<u32, 4>();
+                // Full, and nothing to receive.
+                let permits = tx.try_reserve_many(4).unwrap();
+                let blocked = tx.clone();
+                let sender = thread::spawn(move || blocked.send_blocking(5));
+                thread::sleep(SETTLE);
+                let closed_wakes = WakeCounter::new();
+                let mut closed = pin!(tx.closed());
+                assert!(closed_wakes.poll(closed.as_mut()).is_pending());
+                let mut recv = pin!(rx.recv());
+                assert!(poll_with(recv.as_mut(), &panicking_waker()).is_pending());
+                let unwound = catch_unwind(AssertUnwindSafe(|| tx.close()));
+                assert!(unwound.is_err(), "the waker's panic propagates");
+                assert!(closed_wakes.wakes() > 0, "the close waiter is woken");
+                assert!(sender.join().unwrap().is_err(), "the blocked send fails");
+                drop(permits);
+            });
+        }
+
+        #[test]
         fn an_owned_reservation_polled_again_after_it_completed_panics_and_holds_nothing() {
             silence_planned_panics();
             #[allow(unused_mut)]
@@ -399,6 +438,39 @@ macro_rules! many_receivers {
                 // The stream still works, and received nothing twice.
                 tx.try_send(2).unwrap();
                 assert_eq!(block_on(stream.next()), Some(2));
+            });
+        }
+
+        #[test]
+        fn a_waker_that_panics_while_a_receive_passes_its_notification_on_frees_the_place() {
+            silence_planned_panics();
+            within(|| {
+                let ledger = Ledger::new();
+                let (tx, rx) = F::<Tracked>::channel();
+                let rx2 = rx.clone();
+                let mut first = Box::pin(rx.recv());
+                let mut second = Box::pin(rx2.recv());
+                let (panics, waker) = PanicsOnWake::disarmed();
+                assert!(WakeCounter::new().poll(first.as_mut()).is_pending());
+                assert!(poll_with(second.as_mut(), &waker).is_pending());
+                // Notifies `first`; `second` is woken to look as well.
+                tx.try_send(ledger.track()).unwrap();
+                panics.arm();
+                // `first` takes the value, then hands the notification it
+                // held to `second`, whose waker panics.
+                let unwound =
+                    catch_unwind(AssertUnwindSafe(|| WakeCounter::new().poll(first.as_mut())));
+                assert!(unwound.is_err(), "the waker's panic propagates");
+                assert_eq!(ledger.live(), 0, "the value in flight was dropped");
+                drop((first, second));
+                // Every place is free: values go round more than a block or
+                // a lap of the ring.
+                for _ in 0..100 {
+                    tx.try_send(ledger.track()).unwrap();
+                    assert!(rx.try_recv().is_ok());
+                }
+                drop((tx, rx, rx2));
+                ledger.assert_each_dropped_once();
             });
         }
 

@@ -26,8 +26,10 @@
 //! in their types (each single endpoint owns its side's one cursor), and
 //! they are how safe code, the facade included, moves values.
 
+use std::any::Any;
 use std::fmt;
 use std::mem::ManuallyDrop;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
 use crossbeam_utils::CachePadded;
 
@@ -538,16 +540,29 @@ impl<S: Storage> Chan<S> {
         // caller is the producer and no producer-side call runs now (this
         // function's `# Safety`), which is what `Storage::close` requires.
         let closed = unsafe { self.storage.close(from_producer) };
-        self.wake_all();
+        resume(self.wake_all());
         closed
     }
 
-    fn wake_all(&self) {
-        self.waiters.rx.wake_all(|_| ());
-        self.waiters
-            .tx
-            .wake_all(|waiting| self.storage.set_waiting(waiting));
-        self.waiters.closed.wake_all(|_| ());
+    /// Wakes every waiter: receivers, senders and close waiters. A waker
+    /// that panics in one set does not keep the others asleep: every set is
+    /// woken, and the first panic is returned for the caller to resume.
+    #[must_use = "a waker's panic, to resume"]
+    fn wake_all(&self) -> Option<Box<dyn Any + Send>> {
+        let mut panic = None;
+        let mut wake = |set: &dyn Fn()| {
+            if let Err(payload) = catch_unwind(AssertUnwindSafe(set)) {
+                panic.get_or_insert(payload);
+            }
+        };
+        wake(&|| self.waiters.rx.wake_all(|_| ()));
+        wake(&|| {
+            self.waiters
+                .tx
+                .wake_all(|waiting| self.storage.set_waiting(waiting));
+        });
+        wake(&|| self.waiters.closed.wake_all(|_| ()));
+        panic
     }
 
     /// Whether the channel is closed (explicitly, or because every sender
@@ -721,7 +736,16 @@ struct WakeAllOnDrop<'a, S: Storage>(&'a Chan<S>);
 
 impl<S: Storage> Drop for WakeAllOnDrop<'_, S> {
     fn drop(&mut self) {
-        self.0.wake_all();
+        resume(self.0.wake_all());
+    }
+}
+
+/// Resumes a waker's panic caught by [`Chan::wake_all`], unless this thread
+/// is already unwinding (a sender or receiver dropped by another panic),
+/// where a second panic would abort the process: then it is dropped.
+fn resume(panic: Option<Box<dyn Any + Send>>) {
+    if let Some(payload) = panic.filter(|_| !std::thread::panicking()) {
+        resume_unwind(payload);
     }
 }
 

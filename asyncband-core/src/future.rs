@@ -293,6 +293,8 @@ impl<S: Storage> Chan<S> {
             };
             match attempt {
                 Ok(front) if is_large::<S::Item>() => {
+                    // The guard releases the place even if passing the
+                    // notification on unwinds (the value is then leaked).
                     // SAFETY: consumer contract from the caller.
                     let mut popped = unsafe { self.popped_guard(cursor, front) };
                     // SAFETY: the caller's contract on `node`.
@@ -301,10 +303,15 @@ impl<S: Storage> Chan<S> {
                     return Poll::Ready(Ok(unsafe { popped.take() }));
                 }
                 Ok(front) => {
+                    // Taken, and its place released, before the notification
+                    // this receive held is passed on: that runs wakers, and
+                    // one that unwinds then drops the value instead of
+                    // keeping its place claimed for good.
+                    // SAFETY: consumer contract from the caller.
+                    let value = unsafe { self.take_popped(cursor, front) };
                     // SAFETY: the caller's contract on `node`.
                     unsafe { self.cancel_recv(node, registered) };
-                    // SAFETY: consumer contract from the caller.
-                    return Poll::Ready(Ok(unsafe { self.take_popped(cursor, front) }));
+                    return Poll::Ready(Ok(value));
                 }
                 Err(PopError::Closed) => {
                     // SAFETY: as above.
