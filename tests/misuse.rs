@@ -551,3 +551,61 @@ mod mpmc_unbounded {
     type Rx<T> = asyncband::mpmc::Receiver<F<T>>;
     many_receivers!();
 }
+
+/// A waker that, once armed, re-queues its task with a blocking send, as an
+/// executor's waker over a bounded run queue may.
+struct Requeue {
+    armed: std::sync::atomic::AtomicBool,
+    queue: std::sync::Mutex<Option<asyncband::mpmc::Sender<asyncband::mpmc::Bounded<u32, 1>>>>,
+}
+
+impl Wake for Requeue {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        if self.armed.swap(false, std::sync::atomic::Ordering::SeqCst) {
+            let queue = self.queue.lock().unwrap().take().unwrap();
+            queue.send_blocking(7).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_waker_that_blocks_on_another_channel_does_not_swallow_a_blocking_sends_wake_up() {
+    use asyncband::mpmc;
+    within(|| {
+        let (a_tx, a_rx) = mpmc::bounded::<u32, 1>();
+        let (b_tx, b_rx) = mpmc::bounded::<u32, 1>();
+        b_tx.try_send(0).unwrap();
+        let requeue = Arc::new(Requeue {
+            armed: std::sync::atomic::AtomicBool::new(false),
+            queue: std::sync::Mutex::new(Some(b_tx)),
+        });
+        let mut first = pin!(a_rx.recv());
+        let mut second = pin!(a_rx.recv());
+        assert!(WakeCounter::new().poll(first.as_mut()).is_pending());
+        assert!(poll_with(second.as_mut(), &Waker::from(Arc::clone(&requeue))).is_pending());
+        a_tx.try_send(1).unwrap();
+        requeue
+            .armed
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        // The blocked send's wait wakes a waiting receiver, `second`, whose
+        // waker then blocks the sender's thread on the full channel B, from
+        // inside the send's own `block_on`.
+        let blocked = a_tx.clone();
+        let sender = thread::spawn(move || blocked.send_blocking(2));
+        asyncband_tests::wait_until(PROMPTLY, "the waker runs", || {
+            !requeue.armed.load(std::sync::atomic::Ordering::SeqCst)
+        });
+        // Room in A, granted to the blocked send while its thread waits on
+        // B; then room in B, which lets the waker return.
+        assert_eq!(a_rx.try_recv(), Ok(1));
+        thread::sleep(SETTLE);
+        assert_eq!(b_rx.recv_blocking(), Ok(0));
+        assert_eq!(sender.join().unwrap(), Ok(()), "the send on A completes");
+        assert_eq!(a_rx.try_recv(), Ok(2));
+        assert_eq!(b_rx.try_recv(), Ok(7));
+    });
+}

@@ -1151,6 +1151,53 @@ macro_rules! bounded {
         }
 
         #[test]
+        fn a_blocking_send_from_a_thread_local_destructor_waits_for_room() {
+            /// Sends `CAP + 1` when the thread's locals are destroyed, then
+            /// reports whether it could.
+            struct SendOnExit(topology::Sender<F<u64>>, std::sync::mpsc::Sender<bool>);
+            impl Drop for SendOnExit {
+                fn drop(&mut self) {
+                    // A panic here would abort the process: report it.
+                    let sent = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        self.0.send_blocking(CAP as u64 + 1).is_ok()
+                    }));
+                    let _ = self.1.send(sent.unwrap_or(false));
+                }
+            }
+            thread_local! {
+                static ON_EXIT: std::cell::RefCell<Option<SendOnExit>> =
+                    const { std::cell::RefCell::new(None) };
+            }
+            within(|| {
+                let (mut tx, mut rx) = F::<u64>::channel();
+                let (report_tx, report_rx) = std::sync::mpsc::channel();
+                let worker = thread::spawn(move || {
+                    for i in 0..CAP as u64 {
+                        tx.try_send(i).unwrap();
+                    }
+                    ON_EXIT.with(|slot| {
+                        let mut slot = slot.borrow_mut();
+                        let on_exit = slot.insert(SendOnExit(tx, report_tx));
+                        // Parks until the receiver below makes room. That
+                        // makes the thread's waker, a thread local made after
+                        // `ON_EXIT` and so destroyed before it.
+                        on_exit.0.send_blocking(CAP as u64).unwrap();
+                    });
+                });
+                thread::sleep(Duration::from_millis(50));
+                // Room for the worker's send; the channel is then full again
+                // when the worker exits and its destructor sends.
+                assert_eq!(rx.recv_blocking(), Ok(0));
+                thread::sleep(Duration::from_millis(50));
+                for i in 1..=CAP as u64 + 1 {
+                    assert_eq!(rx.recv_blocking(), Ok(i));
+                }
+                worker.join().unwrap();
+                assert_eq!(report_rx.recv(), Ok(true), "the destructor's send waited");
+            });
+        }
+
+        #[test]
         fn a_sender_blocked_on_a_full_channel_is_woken_by_each_single_receive() {
             let rounds = scale(1_000) as u64;
             within(move || {

@@ -654,30 +654,46 @@ impl Wake for Unparker {
     }
 }
 
-/// This thread's waker, made once per thread (outside loom).
-fn thread_waker() -> (Waker, StdArc<Unparker>) {
-    #[cfg(not(asyncband_loom))]
-    {
-        thread_local! {
-            static UNPARKER: StdArc<Unparker> = StdArc::new(Unparker {
-                thread: thread::current(),
-                woken: StdAtomicBool::new(false),
-            });
-        }
-        UNPARKER.with(|unparker| {
-            (
-                Waker::from(StdArc::clone(unparker)),
-                StdArc::clone(unparker),
-            )
-        })
-    }
-    #[cfg(asyncband_loom)]
-    {
-        let unparker = StdArc::new(Unparker {
+impl Unparker {
+    fn for_this_thread() -> StdArc<Self> {
+        StdArc::new(Self {
             thread: thread::current(),
             woken: StdAtomicBool::new(false),
-        });
-        (Waker::from(StdArc::clone(&unparker)), unparker)
+        })
+    }
+}
+
+/// This thread's waker, made once per thread (outside loom), or afresh
+/// where the thread's locals are gone (a blocking call from a thread-local
+/// destructor).
+fn thread_waker() -> (Waker, StdArc<Unparker>) {
+    #[cfg(not(asyncband_loom))]
+    let unparker = {
+        thread_local! {
+            static UNPARKER: StdArc<Unparker> = Unparker::for_this_thread();
+        }
+        UNPARKER
+            .try_with(StdArc::clone)
+            .unwrap_or_else(|_| Unparker::for_this_thread())
+    };
+    #[cfg(asyncband_loom)]
+    let unparker = Unparker::for_this_thread();
+    (Waker::from(StdArc::clone(&unparker)), unparker)
+}
+
+/// Marks the thread's waker woken when a [`block_on`] returns or unwinds.
+/// A `block_on` nested in another on the same thread (user code run by the
+/// outer poll, such as a waker that sends with `send_blocking`) shares the
+/// outer one's waker: it clears the flag and may use up the unpark meant for
+/// the outer one, which, seeing the flag raised, polls again instead of
+/// parking through its own wake.
+struct WokenOnExit<'a>(&'a Unparker);
+
+impl Drop for WokenOnExit<'_> {
+    fn drop(&mut self) {
+        // ORDERING: Relaxed; read by this thread's enclosing `block_on`,
+        // whose poll then re-reads the channel itself.
+        self.0.woken.store(true, StdOrdering::Relaxed);
     }
 }
 
@@ -713,6 +729,7 @@ pub fn block_on<F: Future>(
     schedule: fn() -> Backoff,
 ) -> Option<F::Output> {
     let (waker, unparker) = thread_waker();
+    let _woken_on_exit = WokenOnExit(&unparker);
     let mut cx = Context::from_waker(&waker);
     loop {
         // A wake that came before this poll is for what this poll sees.
