@@ -111,9 +111,11 @@
 //!   receivers wait in futures, a value wakes each of them (once, until it
 //!   waits again); receivers blocked in threads are woken one per value;
 //! - a waker that panics in `wake` does not stop the others: every waiter
-//!   that was granted capacity or a notification is woken, then the panic
+//!   that was granted capacity or a notification is woken (at a close:
+//!   every waiting receiver, sender and `closed()` future), then the panic
 //!   propagates. If that happens inside a receive (which wakes a sender
-//!   waiting for the slot it freed), the value it had taken is not
+//!   waiting for the slot it freed, or passes a notification on to another
+//!   receiver), the value it had taken is not
 //!   delivered: a value of up to 128 bytes is dropped; a larger one, which
 //!   the receive moves straight from its slot into its result, is leaked,
 //!   since Rust does not drop a function's result when a destructor unwinds
