@@ -750,23 +750,52 @@ fn resume(panic: Option<Box<dyn Any + Send>>) {
 }
 
 impl<S: Storage> Chan<S> {
-    /// Reserves `n` units of capacity now, for permits.
+    /// Reserves `n` units of capacity now, for permits. Zero units reserve
+    /// nothing; more than the capacity can never be held at once, so such
+    /// a reservation is refused as full.
     ///
     /// # Errors
     ///
-    /// [`TrySendError::Full`] when fewer than `n` units are free or senders
-    /// are queued ahead, and [`TrySendError::Disconnected`] when the channel
-    /// is closed.
+    /// [`TrySendError::Full`] when fewer than `n` units are free, senders
+    /// are queued ahead, or `n` exceeds the capacity, and
+    /// [`TrySendError::Disconnected`] when the channel is closed.
     ///
     /// # Safety
     ///
     /// The producer contract (module docs) for `cursor`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband_core::arity::{Many, One};
+    /// use asyncband_core::chan::Chan;
+    /// use asyncband_core::error::TrySendError;
+    /// use asyncband_core::ring::Ring;
+    ///
+    /// let chan = Chan::<Ring<u8, 4, Many, One>>::new();
+    /// // SAFETY: many producers: the cursor holds nothing.
+    /// unsafe {
+    ///     assert_eq!(chan.try_reserve(&mut (), 0), Ok(()));
+    ///     assert_eq!(chan.try_reserve(&mut (), 5), Err(TrySendError::Full(())));
+    ///     assert_eq!(chan.try_reserve(&mut (), 4), Ok(()));
+    /// }
+    /// ```
     pub unsafe fn try_reserve(
         &self,
         cursor: &mut S::ProducerCursor,
         n: usize,
     ) -> Result<(), TrySendError<()>> {
-        // SAFETY: forwarded from the caller.
+        if S::CAPACITY.is_some_and(|cap| n > cap) {
+            return Err(TrySendError::Full(()));
+        }
+        if n == 0 {
+            return if self.is_closed() {
+                Err(TrySendError::Disconnected(()))
+            } else {
+                Ok(())
+            };
+        }
+        // SAFETY: forwarded from the caller; `1 <= n <= CAP`, checked above.
         match unsafe { self.storage.try_acquire(cursor, n) } {
             Ok(()) => Ok(()),
             Err(PushError::Full(())) => Err(TrySendError::Full(())),
@@ -822,5 +851,67 @@ impl<S: Storage> Drop for Popped<'_, S> {
             self.chan.storage.release_front(self.cursor, front);
             self.chan.popped(self.cursor);
         }
+    }
+}
+
+#[cfg(all(test, not(asyncband_loom)))]
+mod tests {
+    use super::Chan;
+    use crate::arity::{Many, One};
+    use crate::error::TrySendError;
+    use crate::ring::Ring;
+    use crate::storage::{Capacity, Storage};
+
+    /// Reserves zero, more than the capacity, and far more, through
+    /// `cursor`, then checks that nothing was held.
+    ///
+    /// # Safety
+    ///
+    /// `cursor` is a producer cursor of `chan` that nothing else uses.
+    unsafe fn reserve_out_of_range<S: Storage + Capacity>(
+        chan: &Chan<S>,
+        cursor: &mut S::ProducerCursor,
+    ) {
+        let cap = S::CAPACITY.unwrap();
+        // SAFETY: the caller's contract.
+        unsafe {
+            assert_eq!(chan.try_reserve(cursor, 0), Ok(()));
+            for n in [cap + 1, usize::MAX / 2, usize::MAX] {
+                assert_eq!(
+                    chan.try_reserve(cursor, n),
+                    Err(TrySendError::Full(())),
+                    "{n}"
+                );
+            }
+        }
+        assert_eq!(chan.storage().reserved(), 0);
+    }
+
+    #[test]
+    fn a_reservation_of_zero_or_more_than_the_capacity_holds_nothing() {
+        let spsc = Chan::<Ring<u64, 4, One, One>>::new();
+        let (mut tail, mut cursor) = (spsc.producer_cursor(), spsc.cursor());
+        // SAFETY: the only producer's and the only consumer's cursors.
+        unsafe {
+            spsc.try_send_unchecked(&mut tail, 0).unwrap();
+            reserve_out_of_range(&spsc, &mut tail);
+            for value in 1..4 {
+                spsc.try_send_unchecked(&mut tail, value).unwrap();
+            }
+            for value in 0..4 {
+                assert_eq!(spsc.try_recv(&mut cursor), Ok(value));
+            }
+        }
+        let one_consumer = Chan::<Ring<u64, 4, Many, One>>::new();
+        // SAFETY: many producers: the cursor holds nothing.
+        unsafe { reserve_out_of_range(&one_consumer, &mut ()) };
+        let many_consumers = Chan::<Ring<u64, 4, Many, Many>>::new();
+        // SAFETY: as above.
+        unsafe { reserve_out_of_range(&many_consumers, &mut ()) };
+        // SAFETY: closing from no producer has no contract.
+        unsafe { many_consumers.close(false) };
+        // SAFETY: as above.
+        let closed = unsafe { many_consumers.try_reserve(&mut (), 0) };
+        assert_eq!(closed, Err(TrySendError::Disconnected(())));
     }
 }

@@ -410,6 +410,10 @@ impl<S: Storage> Chan<S> {
 impl<S: Storage> Chan<S> {
     /// Polls a reservation of `n` units (`1 <= n <= CAP`).
     ///
+    /// # Panics
+    ///
+    /// Unless `1 <= n <= CAP`: no other reservation can be granted.
+    ///
     /// # Safety
     ///
     /// As for [`Chan::poll_send`], with [`Chan::cancel_send`].
@@ -421,8 +425,10 @@ impl<S: Storage> Chan<S> {
         n: usize,
         cx: &mut Context<'_>,
     ) -> Poll<Result<(), SendError<()>>> {
+        assert_reservable::<S>(n);
         if !*registered {
-            // SAFETY: the producer contract from the caller.
+            // SAFETY: the producer contract from the caller; `n` checked
+            // just above.
             match unsafe { self.storage().try_acquire(cursor, n) } {
                 Ok(()) => return Poll::Ready(Ok(())),
                 Err(PushError::Closed(())) => return Poll::Ready(Err(SendError(()))),

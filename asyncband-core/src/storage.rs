@@ -294,7 +294,9 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     ///
     /// # Safety
     ///
-    /// The producer contract of [`Storage::try_push`].
+    /// The producer contract of [`Storage::try_push`], and `n` is at least
+    /// 1 and at most [`Storage::CAPACITY`] where there is one
+    /// (`Chan::try_reserve` checks both).
     unsafe fn try_acquire(
         &self,
         cursor: &mut Self::ProducerCursor,

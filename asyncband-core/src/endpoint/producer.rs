@@ -563,18 +563,9 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
     /// is closed.
     #[inline]
     pub fn try_reserve(mut self, n: usize) -> Result<Units<'a, S>, TrySendError<()>> {
-        if S::CAPACITY.is_some_and(|cap| n > cap) {
-            return Err(TrySendError::Full(()));
-        }
-        if n == 0 {
-            if self.chan.is_closed() {
-                return Err(TrySendError::Disconnected(()));
-            }
-        } else {
-            let chan = self.chan;
-            // SAFETY: this right's cursor (field `turns`).
-            unsafe { chan.try_reserve(self.cursor(), n) }?;
-        }
+        let chan = self.chan;
+        // SAFETY: this right's cursor (field `turns`).
+        unsafe { chan.try_reserve(self.cursor(), n) }?;
         // SAFETY: the `n` units were just reserved; they take this right.
         Ok(unsafe { Units::new(self.into_pusher(), n) })
     }
