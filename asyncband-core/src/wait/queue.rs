@@ -454,17 +454,20 @@ impl Queue {
                     walked = false;
                     break;
                 }
-                // SAFETY: lock held; `node` is linked, hence valid, and this
-                // is the only reference to it in the block. Cloning a waker
-                // is user code: if it unwinds, the batch's `Drop` still
-                // wakes what it holds, and the list is consistent.
+                // SAFETY: lock held; `node` is linked, hence valid.
+                let parked = unsafe { node.as_ref() }.parked;
+                // SAFETY: as above, and this is the only reference to the
+                // node's interior in the block. Cloning a waker is user
+                // code: if it unwinds, the node stays unmarked, the batch's
+                // `Drop` still wakes what it holds, and the list is
+                // consistent.
                 let inner = unsafe { &mut *inner(node) };
                 if !inner.checked {
+                    let waker = inner.waker.clone();
                     inner.checked = true;
-                    batch.push(inner.waker.clone());
+                    batch.push(waker);
                 }
-                // SAFETY: as above.
-                if unsafe { node.as_ref() }.parked {
+                if parked {
                     break;
                 }
                 behind = inner.next;
