@@ -987,6 +987,30 @@ macro_rules! every_flavour {
         }
 
         #[test]
+        fn dropping_the_last_receiver_with_two_panicking_values_queued_drops_every_other_once() {
+            silence_planned_panics();
+            // A second panic in one drain used to abort the process: the
+            // rest were dropped while the first one unwound.
+            let ledger = Ledger::new();
+            let (mut tx, rx) = F::<Bomb>::channel();
+            for k in 0..ROOM {
+                let bomb = Bomb {
+                    armed: k == 0 || k == ROOM - 1,
+                    _tracked: ledger.track(),
+                };
+                assert!(tx.try_send(bomb).is_ok());
+            }
+            let mut all = receivers(rx);
+            let last = all.pop().unwrap();
+            drop(all);
+            let outcome = catch_unwind(AssertUnwindSafe(move || drop(last)));
+            assert!(outcome.is_err(), "the first panic reaches the caller");
+            ledger.assert_each_dropped_once();
+            assert!(tx.is_closed());
+            drop(tx);
+        }
+
+        #[test]
         fn values_whose_drop_panics_leave_the_channel_working_for_the_rest() {
             silence_planned_panics();
             // Receiving and dropping a panicking value is the user's panic;

@@ -8,6 +8,8 @@
 //! [`List`](crate::list::List); bounded storages also implement
 //! [`Capacity`], the accounting behind permits and fair waiting.
 
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+
 use crate::arity::{Arity, Many};
 
 /// Why a value could not be pushed; the value is handed back.
@@ -446,23 +448,20 @@ pub(crate) fn many_consumers_cursor<'a, S: Storage<Receivers = Many>>() -> &'a m
     unsafe { conjured_cursor() }
 }
 
-/// Drops every value `next` yields. If a destructor panics, the rest are
-/// still dropped while the panic unwinds (a second panic aborts, as when a
-/// `Vec` drops its elements); `next` must move its cursor past a value
-/// before returning it, so none is dropped twice.
-pub(crate) fn drop_each<T>(next: impl FnMut() -> Option<T>) {
-    struct Rest<T, F: FnMut() -> Option<T>>(F, std::marker::PhantomData<T>);
-
-    impl<T, F: FnMut() -> Option<T>> Drop for Rest<T, F> {
-        fn drop(&mut self) {
-            while let Some(value) = (self.0)() {
-                drop(value);
-            }
+/// Drops every value `next` yields; `next` must move its cursor past a
+/// value before returning it, so none is dropped twice. A destructor that
+/// panics does not stop the others, however many panic: each value is
+/// dropped on its own, and the first panic is resumed after the last one,
+/// unless the thread is already unwinding (a second panic would abort the
+/// process), where it is dropped.
+pub(crate) fn drop_each<T>(mut next: impl FnMut() -> Option<T>) {
+    let mut panic = None;
+    while let Some(value) = next() {
+        if let Err(payload) = catch_unwind(AssertUnwindSafe(|| drop(value))) {
+            panic.get_or_insert(payload);
         }
     }
-
-    let mut rest = Rest(next, std::marker::PhantomData);
-    while let Some(value) = (rest.0)() {
-        drop(value);
+    if let Some(payload) = panic.filter(|_| !std::thread::panicking()) {
+        resume_unwind(payload);
     }
 }

@@ -124,7 +124,11 @@
 //! - polling a future again after it returned `Ready` either starts the
 //!   operation again (`recv`, `reserve`, `closed`) or panics with a message
 //!   saying so (`send`, `reserve_owned`), never holding a slot;
-//! - `mem::forget` of a permit leaks its slot of capacity, and nothing else.
+//! - `mem::forget` of a permit leaks its slot of capacity, and nothing else;
+//! - values whose `Drop` panics while the last receiver drops the ones
+//!   still queued do not stop the drain: every value is dropped once, every
+//!   waiter is woken, and the first panic propagates (one panic, however
+//!   many values panicked).
 //!
 //! # Memory
 //!

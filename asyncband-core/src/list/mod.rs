@@ -370,13 +370,30 @@ where
 {
     fn drop(&mut self) {
         // Every endpoint is gone, so nothing is in flight: drop the values
-        // (blocks the head leaves go to the pool), then the blocks left.
+        // (blocks the head leaves go to the pool), then the blocks left,
+        // also when a value's destructor panics out of the drain.
+        let _blocks = FreeBlocks(self);
         // SAFETY: `&mut self`: the only consumer.
         unsafe { self.drop_queued() };
-        let mut block = self.head.block();
+    }
+}
+
+/// Frees the blocks from a dropped list's head on, when dropped.
+struct FreeBlocks<'a, T, P: Arity, C: Arity>(&'a List<T, P, C>)
+where
+    (P, C): ListTopology;
+
+impl<T, P: Arity, C: Arity> Drop for FreeBlocks<'_, T, P, C>
+where
+    (P, C): ListTopology,
+{
+    fn drop(&mut self) {
+        let mut block = self.0.head.block();
         while !block.is_null() {
-            // SAFETY: we own every block now; each came from a `Box`.
-            // ORDERING: Relaxed; `&mut self`.
+            // SAFETY: the list is being dropped, so we own every block; each
+            // came from a `Box`, and the drain before this left no value in
+            // any of them.
+            // ORDERING: Relaxed; the list is being dropped (`&mut`).
             let next = unsafe { (*block).next.load(Ordering::Relaxed) };
             // SAFETY: as above; `block` is not in the pool (the pool only
             // holds blocks the head has left).
