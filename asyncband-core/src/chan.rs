@@ -26,10 +26,9 @@
 //! in their types (each single endpoint owns its side's one cursor), and
 //! they are how safe code, the facade included, moves values.
 
-use std::any::Any;
 use std::fmt;
 use std::mem::ManuallyDrop;
-use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use crossbeam_utils::CachePadded;
 
@@ -39,6 +38,7 @@ use crate::park::ReceiveWaits;
 use crate::slot::is_large;
 use crate::storage::{PopError, PushError, Storage, many_producers_cursor};
 use crate::sync::{Arc, AtomicUsize, Ordering};
+use crate::unwind::{Panic, resume};
 use crate::wait::{Queue, WaitSet};
 
 /// The wait set of the senders of storage `S`.
@@ -548,7 +548,7 @@ impl<S: Storage> Chan<S> {
     /// that panics in one set does not keep the others asleep: every set is
     /// woken, and the first panic is returned for the caller to resume.
     #[must_use = "a waker's panic, to resume"]
-    fn wake_all(&self) -> Option<Box<dyn Any + Send>> {
+    fn wake_all(&self) -> Option<Panic> {
         let mut panic = None;
         let mut wake = |set: &dyn Fn()| {
             if let Err(payload) = catch_unwind(AssertUnwindSafe(set)) {
@@ -737,15 +737,6 @@ struct WakeAllOnDrop<'a, S: Storage>(&'a Chan<S>);
 impl<S: Storage> Drop for WakeAllOnDrop<'_, S> {
     fn drop(&mut self) {
         resume(self.0.wake_all());
-    }
-}
-
-/// Resumes a waker's panic caught by [`Chan::wake_all`], unless this thread
-/// is already unwinding (a sender or receiver dropped by another panic),
-/// where a second panic would abort the process: then it is dropped.
-fn resume(panic: Option<Box<dyn Any + Send>>) {
-    if let Some(payload) = panic.filter(|_| !std::thread::panicking()) {
-        resume_unwind(payload);
     }
 }
 

@@ -57,6 +57,7 @@ mod blocking;
 mod boundary;
 mod slot;
 mod sync;
+mod unwind;
 
 pub use slot::{NoStamp, Stamp, Stamped};
 

@@ -8,9 +8,10 @@
 //! [`List`](crate::list::List); bounded storages also implement
 //! [`Capacity`], the accounting behind permits and fair waiting.
 
-use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use crate::arity::{Arity, Many};
+use crate::unwind::resume;
 
 /// Why a value could not be pushed; the value is handed back.
 #[derive(Debug, PartialEq, Eq)]
@@ -461,7 +462,5 @@ pub(crate) fn drop_each<T>(mut next: impl FnMut() -> Option<T>) {
             panic.get_or_insert(payload);
         }
     }
-    if let Some(payload) = panic.filter(|_| !std::thread::panicking()) {
-        resume_unwind(payload);
-    }
+    resume(panic);
 }

@@ -51,13 +51,14 @@
 use std::fmt;
 use std::marker::PhantomPinned;
 use std::mem::MaybeUninit;
-use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::ptr::NonNull;
 use std::task::Waker;
 
 use super::WaitSet;
 use crate::sync::{AtomicBool, Mutex, MutexGuard, Ordering, SeqCst, UnsafeCell};
+use crate::unwind::{Panic, resume};
 
 /// How many wakers are collected before the lock is dropped to run them.
 const WAKE_BATCH: usize = 16;
@@ -271,16 +272,6 @@ impl WakeBatch {
     }
 }
 
-/// A panic caught from a waker, resumed once the channel is consistent.
-type Panic = Box<dyn std::any::Any + Send + 'static>;
-
-/// Resumes the first panic a round of wakes caught, if any.
-fn resume(panic: Option<Panic>) {
-    if let Some(payload) = panic {
-        resume_unwind(payload);
-    }
-}
-
 impl Drop for WakeBatch {
     /// Reached with wakers left only when user code unwound before they
     /// were woken (a waker's `clone` under the lock): they are woken all the
@@ -456,11 +447,11 @@ impl Queue {
                 }
                 // SAFETY: lock held; `node` is linked, hence valid.
                 let parked = unsafe { node.as_ref() }.parked;
+                // Cloning a waker below is user code: if it unwinds, the node
+                // stays unmarked, the batch's `Drop` still wakes what it
+                // holds, and the list is consistent.
                 // SAFETY: as above, and this is the only reference to the
-                // node's interior in the block. Cloning a waker is user
-                // code: if it unwinds, the node stays unmarked, the batch's
-                // `Drop` still wakes what it holds, and the list is
-                // consistent.
+                // node's interior in the block.
                 let inner = unsafe { &mut *inner(node) };
                 if !inner.checked {
                     let waker = inner.waker.clone();
