@@ -1,6 +1,8 @@
 //! Batches: `try_send_many`, `send_many`, `try_recv_many`, `recv_many`,
 //! `recv_many_blocking`, with exact counts, on every flavour.
 
+use std::future::Future;
+
 use asyncband::{mpmc, mpsc, spsc};
 use asyncband_tests::{Ledger, current_thread, within};
 
@@ -45,6 +47,53 @@ macro_rules! batches {
                     assert_eq!(sent, Ok(1000));
                     drop(tx);
                     assert_eq!(consumer.join().unwrap(), (0..1000).collect::<Vec<_>>());
+                })
+            }
+
+            #[test]
+            fn send_many_that_exactly_fills_the_free_slots_completes_at_once() {
+                within(|| {
+                    #[allow(unused_mut)]
+                    let (mut tx, mut rx) = $topology::bounded::<u32, 4>();
+                    let mut values = vec![1, 2, 3, 4].into_iter();
+                    let sent = futures::executor::block_on(futures::future::poll_fn(|cx| {
+                        let send = std::pin::pin!(tx.send_many(&mut values));
+                        std::task::Poll::Ready(send.poll(cx))
+                    }));
+                    assert_eq!(
+                        sent,
+                        std::task::Poll::Ready(Ok(4)),
+                        "waited with every value sent"
+                    );
+                    assert!(tx.is_full());
+                    assert_eq!(rx.try_iter().collect::<Vec<_>>(), [1, 2, 3, 4]);
+                })
+            }
+
+            #[test]
+            fn send_many_of_an_empty_iterator_to_a_full_channel_completes_at_once() {
+                within(|| {
+                    #[allow(unused_mut)]
+                    let (mut tx, _rx) = $topology::bounded::<u32, 2>();
+                    tx.try_send_many(&mut (0..2)).unwrap();
+                    let mut none = std::iter::empty();
+                    let sent = futures::executor::block_on(futures::future::poll_fn(|cx| {
+                        let send = std::pin::pin!(tx.send_many(&mut none));
+                        std::task::Poll::Ready(send.poll(cx))
+                    }));
+                    assert_eq!(sent, std::task::Poll::Ready(Ok(0)));
+                })
+            }
+
+            #[test]
+            fn send_many_then_recv_in_one_task_when_the_batch_fills_the_channel() {
+                within(|| {
+                    #[allow(unused_mut)]
+                    let (mut tx, mut rx) = $topology::bounded::<u32, 8>();
+                    current_thread().block_on(async {
+                        assert_eq!(tx.send_many(&mut (0..8)).await, Ok(8));
+                        assert_eq!(rx.recv().await, Ok(0));
+                    });
                 })
             }
 

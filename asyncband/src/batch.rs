@@ -31,7 +31,8 @@ const BATCH: usize = 64;
 /// Sends values from `values` while capacity allows, reserving the
 /// capacity for up to [`BATCH`] of them in one step and pulling a value from
 /// the iterator only once its slot is reserved, so none is lost. Returns how
-/// many were sent and whether the iterator ran dry; an error holds the value
+/// many were sent and whether the iterator ran dry (`next` gave `None`, or
+/// `size_hint` an upper bound of 0); an error holds the value
 /// in hand when the channel turned out to be closed. The reserved units are
 /// a [`Units`](asyncband_core::endpoint::Units) value, so if the iterator
 /// panics, those it did not fill go back as the unwind drops them.
@@ -44,6 +45,12 @@ pub(crate) fn send_from<S: Storage>(
     };
     let mut sent = 0;
     loop {
+        // An iterator that says it has nothing left is done without a
+        // reservation, so a batch that exactly fills the free capacity
+        // does not wait for room it will not use.
+        if values.size_hint().1 == Some(0) {
+            return Ok((sent, true));
+        }
         let mut want = values.size_hint().0.clamp(1, BATCH.min(cap));
         let mut units = loop {
             match tx.reborrow().try_reserve(want) {

@@ -271,6 +271,13 @@ impl<F: Flavour<Senders = Many>> Sender<F> {
     /// waiting in line for room when there is none. Returns how many were
     /// sent.
     ///
+    /// It returns once the iterator is exhausted: `next` gave `None`, or
+    /// `size_hint` says nothing is left, as the iterators of ranges and
+    /// collections and their adapters do. An iterator that cannot say so
+    /// (`iter::from_fn`, say) is asked for its next value only once a slot
+    /// is reserved for it, so on a full channel the future waits for room
+    /// before it learns that the iterator has ended.
+    ///
     /// # Errors
     ///
     /// [`SendError`] with the value in hand when the channel is closed (or
