@@ -225,7 +225,8 @@ macro_rules! every_flavour {
         }
 
         #[test]
-        fn select_is_fair_between_two_always_ready_channels() {
+        fn select_is_fair_between_two_ready_arms_behind_one_that_is_not() {
+            let (_idle_tx, mut idle) = F::<u64>::channel();
             let (mut tx_a, mut a) = F::<u64>::channel();
             let (mut tx_b, mut b) = F::<u64>::channel();
             tx_a.try_send(0).unwrap();
@@ -233,6 +234,7 @@ macro_rules! every_flavour {
             let mut wins = [0usize; 2];
             for _ in 0..ROUNDS {
                 select! {
+                    recv(idle) -> _ => unreachable!("nothing is sent on it"),
                     recv(a) -> msg => {
                         msg.unwrap();
                         wins[0] += 1;
@@ -248,7 +250,7 @@ macro_rules! every_flavour {
             for won in wins {
                 assert!(
                     (ROUNDS * 4 / 10..=ROUNDS * 6 / 10).contains(&won),
-                    "wins {wins:?}: each arm should win 40 to 60 %"
+                    "wins {wins:?}: each ready arm should win 40 to 60 %"
                 );
             }
         }
@@ -400,6 +402,32 @@ macro_rules! every_flavour {
                 assert_eq!(biased.recv(), (0, Ok(6)));
                 drop(producer.join().unwrap());
             })
+        }
+
+        #[test]
+        fn select_over_a_slice_is_fair_between_ready_receivers_behind_idle_ones() {
+            // 3 draws the order on the stack, 100 into a vector.
+            for n in [3, 100] {
+                let (mut senders, mut receivers): (Vec<_>, Vec<_>) =
+                    (0..n).map(|_| F::<u64>::channel()).unzip();
+                let ready = [n / 2, n / 2 + 1];
+                for &index in &ready {
+                    senders[index].try_send(0).unwrap();
+                }
+                let mut wins = [0usize; 2];
+                for _ in 0..ROUNDS {
+                    let (index, msg) = Select::new(&mut receivers).recv();
+                    msg.unwrap();
+                    wins[ready.iter().position(|&r| r == index).unwrap()] += 1;
+                    senders[index].try_send(0).unwrap();
+                }
+                for won in wins {
+                    assert!(
+                        (ROUNDS * 4 / 10..=ROUNDS * 6 / 10).contains(&won),
+                        "{n} receivers, wins {wins:?}: each ready one should win 40 to 60 %"
+                    );
+                }
+            }
         }
 
         #[test]

@@ -59,7 +59,11 @@ fn a_grant_to_a_sink_never_polled_again_passes_to_the_sender_behind_it() {
     let counter = WakeCounter::new();
     let mut send = pin!(tx.send(7));
     assert!(counter.poll(send.as_mut()).is_pending());
-    assert_eq!(rx.try_recv(), Ok(0), "the freed slot is granted to the sink");
+    assert_eq!(
+        rx.try_recv(),
+        Ok(0),
+        "the freed slot is granted to the sink"
+    );
     drop(sink);
     assert!(counter.wakes() >= 1, "the send behind the sink is woken");
     assert_eq!(counter.poll(send.as_mut()), Poll::Ready(Ok(())));

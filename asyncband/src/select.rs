@@ -24,10 +24,11 @@
 //!
 //! # Fairness
 //!
-//! `select!` and [`Select::new`] start each round at an arm picked at random
-//! (a per-thread xorshift generator), so among arms that are ready together
-//! none is favoured by its position. `select_biased!` and [`Select::biased`]
-//! try the arms in the order written.
+//! `select!` and [`Select::new`] try the arms of each round in a random
+//! order (a per-thread xorshift generator), so among arms that are ready
+//! together each is equally likely to complete, whatever its position and
+//! whichever arms around it are not ready. `select_biased!` and
+//! [`Select::biased`] try the arms in the order written.
 //!
 //! # Waiting
 //!
@@ -406,8 +407,8 @@ pub mod rt {
     }
 
     /// Polls `arms` until one completes (its output is then set) or the
-    /// wait is over; returns whether one completed. A fair select starts
-    /// each round at a random arm, a biased one at the first.
+    /// wait is over; returns whether one completed. A fair select tries
+    /// the arms of each round in a random order, a biased one in order.
     pub fn run(arms: &mut [&mut dyn PollArm], biased: bool, wait: Wait) -> bool {
         let mut round = |cx: &mut Context<'_>| {
             run_rounds(arms.len(), biased, |index| arms[index].poll_arm(cx)).is_some()
@@ -550,13 +551,40 @@ pub mod rt {
     send_arm_shared!(mpsc mpmc);
 }
 
-/// Tries `n` arms once, in rotated order (from a random start unless
-/// `biased`), until `try_arm` says one completed; returns its index.
+/// Up to this many arms, a fair round draws its order on the stack.
+const ORDER_ON_STACK: usize = 64;
+
+/// Tries `n` arms once until `try_arm` says one completed; returns its
+/// index. A biased round tries them in order. A fair one tries them in a
+/// uniformly random order, drawn as it goes (Fisher-Yates), so each ready
+/// arm is equally likely to complete whatever sits around it; a random
+/// starting point would favour an arm behind arms that are not ready.
 fn run_rounds(n: usize, biased: bool, mut try_arm: impl FnMut(usize) -> bool) -> Option<usize> {
-    let start = if biased || n < 2 { 0 } else { random_below(n) };
-    (0..n)
-        .map(|i| (start + i) % n)
-        .find(|&index| try_arm(index))
+    if biased || n < 2 {
+        return (0..n).find(|&index| try_arm(index));
+    }
+    if n <= ORDER_ON_STACK {
+        let mut order = [0u8; ORDER_ON_STACK];
+        for (index, at) in (0u8..).zip(&mut order[..n]) {
+            *at = index;
+        }
+        shuffled_find(&mut order[..n], |index| try_arm(usize::from(index))).map(usize::from)
+    } else {
+        let mut order: Vec<usize> = (0..n).collect();
+        shuffled_find(&mut order, try_arm)
+    }
+}
+
+/// Tries the entries of `order` in a uniformly random order, shuffling it
+/// as it goes, until `try_arm` accepts one, which it returns.
+fn shuffled_find<I: Copy>(order: &mut [I], mut try_arm: impl FnMut(I) -> bool) -> Option<I> {
+    for next in 0..order.len() {
+        order.swap(next, next + random_below(order.len() - next));
+        if try_arm(order[next]) {
+            return Some(order[next]);
+        }
+    }
+    None
 }
 
 /// Runs `round` (one pass over the arms; true when one completed) on this
@@ -577,7 +605,7 @@ fn block_on_rounds(
 }
 
 /// A number below `n` (which is at least 1) from this thread's xorshift
-/// generator: cheap, and good enough to spread a select's starting arm.
+/// generator: cheap, and good enough to order a select's arms.
 fn random_below(n: usize) -> usize {
     thread_local! {
         static STATE: Cell<u64> = Cell::new(RandomState::new().hash_one(0u8) | 1);
@@ -691,9 +719,11 @@ impl<R: Receive + ?Sized> Receive for &mut R {
 /// Receivers register in their own wait state (the one
 /// [`poll_recv`](crate::mpsc::Receiver::poll_recv) uses), so waiting
 /// allocates nothing (a cloneable receiver boxes its node once, on its first
-/// wait).
+/// wait; a fair select over more than 64 receivers draws each round's order
+/// into a vector).
 ///
-/// Fair by default: each wait starts at a random receiver.
+/// Fair by default: each round tries the receivers in a random order, so
+/// each that has a value is equally likely to complete.
 /// [`biased`](Self::biased) tries them in slice order instead.
 ///
 /// # Examples
