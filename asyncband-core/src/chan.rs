@@ -584,10 +584,14 @@ impl<S: Storage> Chan<S> {
     }
 
     /// Counts one more sender.
+    ///
+    /// # Panics
+    ///
+    /// When no sender is left: the channel closed for good, and a sender
+    /// counted back in would act on it after its close
+    /// ([`Chan::try_add_sender`] says so instead).
     pub fn add_sender(&self) {
-        // ORDERING: Relaxed: the new sender comes from an existing one, which
-        // keeps the count above zero (as `Arc::clone` does).
-        self.senders.fetch_add(1, Ordering::Relaxed);
+        assert!(self.try_add_sender(), "`add_sender` with no sender left");
     }
 
     /// Counts one more sender if any is left (upgrading a weak sender).
@@ -612,9 +616,16 @@ impl<S: Storage> Chan<S> {
     }
 
     /// Counts one more receiver.
+    ///
+    /// # Panics
+    ///
+    /// When no receiver is left: the last one has closed the channel and
+    /// drains it (`Storage::drain`: no consumer acts then or later).
     pub fn add_receiver(&self) {
-        // ORDERING: Relaxed, as for `add_sender`.
-        self.receivers.fetch_add(1, Ordering::Relaxed);
+        assert!(
+            self.try_add_receiver(),
+            "`add_receiver` with no receiver left"
+        );
     }
 
     /// Counts one more receiver if any is left (upgrading a weak receiver):
@@ -904,5 +915,33 @@ mod tests {
         // SAFETY: as above.
         let closed = unsafe { many_consumers.try_reserve(&mut (), 0) };
         assert_eq!(closed, Err(TrySendError::Disconnected(())));
+    }
+
+    #[test]
+    fn no_sender_or_receiver_is_counted_back_in_once_the_last_is_gone() {
+        let chan = Chan::<Ring<u64, 4, Many, Many>>::new();
+        chan.try_send(7).unwrap();
+        // SAFETY: many producers and consumers: the contracts bind nobody.
+        unsafe {
+            chan.drop_receiver();
+            chan.drop_sender();
+        }
+        let counted_in = |add: fn(&Chan<Ring<u64, 4, Many, Many>>)| {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| add(&chan))).is_ok()
+        };
+        assert!(
+            !counted_in(Chan::add_receiver),
+            "add_receiver panics at zero"
+        );
+        assert!(!counted_in(Chan::add_sender), "add_sender panics at zero");
+        assert!(!chan.try_add_receiver() && !chan.try_add_sender());
+        assert_eq!((chan.receiver_count(), chan.sender_count()), (0, 0));
+        // SAFETY: as above; many consumers' cursor holds nothing.
+        let after = unsafe { chan.try_recv(&mut ()) };
+        assert_eq!(
+            after,
+            Err(crate::error::TryRecvError::Disconnected),
+            "drained"
+        );
     }
 }

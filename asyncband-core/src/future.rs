@@ -19,6 +19,7 @@ use std::future::Future;
 use std::marker::PhantomPinned;
 use std::ops::Deref;
 use std::pin::Pin;
+use std::ptr::NonNull;
 use std::task::{Context, Poll};
 
 use crate::arity::Arity;
@@ -698,6 +699,9 @@ impl<S: Storage> fmt::Debug for Recv<'_, S> {
 /// ```
 pub struct Reserve<S: Storage, H: Deref<Target = Chan<S>>> {
     chan: H,
+    /// The channel the node waits with: `chan` dereferenced at the first
+    /// poll.
+    at: FixedChan<S>,
     n: usize,
     node: TxNode<S>,
     registered: bool,
@@ -714,6 +718,7 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Reserve<S, H> {
         assert_reservable::<S>(n);
         Self {
             chan,
+            at: FixedChan::unset(),
             n,
             node: Default::default(),
             registered: false,
@@ -744,10 +749,13 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Reserve<S, H> {
     ) -> Poll<Result<(), SendError<()>>> {
         // SAFETY: `node` is never moved out of the pinned reservation.
         let this = unsafe { self.get_unchecked_mut() };
+        // SAFETY: `this` is pinned, never moves or mutably borrows `chan`,
+        // and drops it after its own `Drop`.
+        let chan = unsafe { this.at.get(&this.chan) };
         // SAFETY: the node is pinned with us; the producer contract from the
         // caller.
         unsafe {
-            this.chan.poll_reserve(
+            chan.poll_reserve(
                 cursor,
                 Pin::new_unchecked(&this.node),
                 &mut this.registered,
@@ -760,11 +768,58 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Reserve<S, H> {
 
 impl<S: Storage, H: Deref<Target = Chan<S>>> Drop for Reserve<S, H> {
     fn drop(&mut self) {
-        // SAFETY: dropped in place, so still pinned; only used with this chan.
-        unsafe {
-            self.chan
-                .cancel_send(Pin::new_unchecked(&self.node), &mut self.registered);
-        }
+        // SAFETY: as in `poll_with`; while `self` lives.
+        let Some(chan) = (unsafe { self.at.fixed() }) else {
+            return; // never polled, so never registered
+        };
+        // SAFETY: dropped in place, so the node is still pinned, and it was
+        // only used with `chan`, the channel of every poll.
+        unsafe { chan.cancel_send(Pin::new_unchecked(&self.node), &mut self.registered) };
+    }
+}
+
+/// The channel a future's node waits with: what its handle dereferenced to
+/// at the first poll, used by every later poll and by its `Drop`. A user's
+/// `Deref` may answer a different channel each time, and a node registered
+/// with one channel must be polled and withdrawn with that one.
+struct FixedChan<S: Storage>(Option<NonNull<Chan<S>>>);
+
+// SAFETY: it stands for a `&Chan<S>` (`FixedChan::get`), which is `Send`
+// and `Sync` when `Chan<S>` is `Sync`.
+unsafe impl<S: Storage> std::marker::Send for FixedChan<S> where Chan<S>: Sync {}
+// SAFETY: as for `Send`.
+unsafe impl<S: Storage> Sync for FixedChan<S> where Chan<S>: Sync {}
+
+impl<S: Storage> FixedChan<S> {
+    /// Not fixed yet.
+    const fn unset() -> Self {
+        Self(None)
+    }
+
+    /// The channel `handle` dereferences to, fixed by the first call.
+    ///
+    /// # Safety
+    ///
+    /// `self` and `handle` are fields of one pinned value that never moves
+    /// or mutably borrows `handle`, passes the same `handle` to every call,
+    /// and drops it only after its own `Drop` (which may call
+    /// [`FixedChan::fixed`]): what a shared borrow of `handle` dereferenced
+    /// to then stays valid while that value lives.
+    unsafe fn get<'a, H: Deref<Target = Chan<S>>>(&mut self, handle: &'a H) -> &'a Chan<S> {
+        let chan = *self.0.get_or_insert_with(|| NonNull::from(&**handle));
+        // SAFETY: the caller's contract keeps the first borrow's target alive.
+        unsafe { chan.as_ref() }
+    }
+
+    /// The channel fixed by [`FixedChan::get`], if it was called.
+    ///
+    /// # Safety
+    ///
+    /// As for [`FixedChan::get`]; the reference is used only while the
+    /// value holding `self` lives.
+    unsafe fn fixed(&self) -> Option<&Chan<S>> {
+        // SAFETY: the caller's contract, as in `get`.
+        self.0.map(|chan| unsafe { chan.as_ref() })
     }
 }
 
@@ -784,6 +839,8 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> fmt::Debug for Reserve<S, H> {
 /// Holds nothing; dropping it only leaves the wait list.
 pub struct Closed<S: Storage, H: Deref<Target = Chan<S>>> {
     chan: H,
+    /// The channel the node waits with, as in [`Reserve`].
+    at: FixedChan<S>,
     node: QueueNode,
     registered: bool,
 }
@@ -793,6 +850,7 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Closed<S, H> {
     pub fn new(chan: H) -> Self {
         Self {
             chan,
+            at: FixedChan::unset(),
             node: QueueNode::default(),
             registered: false,
         }
@@ -805,21 +863,23 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Future for Closed<S, H> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         // SAFETY: `node` is never moved out of the pinned future.
         let this = unsafe { self.get_unchecked_mut() };
+        // SAFETY: `this` is pinned, never moves or mutably borrows `chan`,
+        // and drops it after its own `Drop`.
+        let chan = unsafe { this.at.get(&this.chan) };
         // SAFETY: the node is pinned with us and only used with this chan.
-        unsafe {
-            this.chan
-                .poll_closed(Pin::new_unchecked(&this.node), &mut this.registered, cx)
-        }
+        unsafe { chan.poll_closed(Pin::new_unchecked(&this.node), &mut this.registered, cx) }
     }
 }
 
 impl<S: Storage, H: Deref<Target = Chan<S>>> Drop for Closed<S, H> {
     fn drop(&mut self) {
-        // SAFETY: dropped in place, so still pinned; only used with this chan.
-        unsafe {
-            self.chan
-                .cancel_closed(Pin::new_unchecked(&self.node), &mut self.registered);
-        }
+        // SAFETY: as in `poll`; while `self` lives.
+        let Some(chan) = (unsafe { self.at.fixed() }) else {
+            return; // never polled, so never registered
+        };
+        // SAFETY: dropped in place, so the node is still pinned, and it was
+        // only used with `chan`, the channel of every poll.
+        unsafe { chan.cancel_closed(Pin::new_unchecked(&self.node), &mut self.registered) };
     }
 }
 
@@ -906,5 +966,80 @@ impl<S: Storage> fmt::Debug for RecvMany<'_, '_, S> {
             .field("recv", &self.recv)
             .field("limit", &self.limit)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(all(test, not(asyncband_loom)))]
+mod tests {
+    use std::cell::Cell;
+    use std::future::Future;
+    use std::ops::Deref;
+    use std::task::{Context, Waker};
+
+    use super::{Closed, Reserve};
+    use crate::arity::{Many, One};
+    use crate::chan::Chan;
+    use crate::ring::Ring;
+    use crate::wait::WaitSet;
+
+    type S = Ring<u8, 1, Many, One>;
+
+    /// A handle whose `Deref` answers `first` once and `then` after that,
+    /// as a safe `Deref` may.
+    struct Flip<'c> {
+        first: &'c Chan<S>,
+        then: &'c Chan<S>,
+        calls: Cell<u32>,
+    }
+
+    impl Deref for Flip<'_> {
+        type Target = Chan<S>;
+
+        fn deref(&self) -> &Chan<S> {
+            let calls = self.calls.get();
+            self.calls.set(calls + 1);
+            if calls == 0 { self.first } else { self.then }
+        }
+    }
+
+    #[test]
+    fn a_closed_future_withdraws_from_the_channel_it_registered_with() {
+        let (first, then) = (Chan::<S>::new(), Chan::<S>::new());
+        let flip = Flip {
+            first: &first,
+            then: &then,
+            calls: Cell::new(0),
+        };
+        let mut closed = Box::pin(Closed::new(flip));
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(closed.as_mut().poll(&mut cx).is_pending());
+        assert!(first.closed_wait().is_waiting());
+        drop(closed);
+        assert!(!first.closed_wait().is_waiting(), "the node left behind");
+        // Wakes whatever is still queued: under Miri, a freed node fails.
+        // SAFETY: not from a producer.
+        unsafe { first.close(false) };
+    }
+
+    #[test]
+    fn a_reservation_withdraws_from_the_channel_it_registered_with() {
+        let (first, then) = (Chan::<S>::new(), Chan::<S>::new());
+        first.try_send(1).unwrap();
+        let flip = Flip {
+            first: &first,
+            then: &then,
+            calls: Cell::new(0),
+        };
+        let mut reserve = Box::pin(Reserve::new(flip, 1));
+        let mut cx = Context::from_waker(Waker::noop());
+        // SAFETY: many producers: the producer contract binds nobody, and
+        // `()` is their cursor.
+        let polled = unsafe { reserve.as_mut().poll_with(&mut (), &mut cx) };
+        assert!(polled.is_pending(), "the ring is full");
+        assert!(first.tx_wait().is_waiting());
+        drop(reserve);
+        assert!(!first.tx_wait().is_waiting(), "the node left behind");
+        // SAFETY: as above.
+        unsafe { first.close(false) };
     }
 }
