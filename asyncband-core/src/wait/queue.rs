@@ -129,6 +129,15 @@ pub struct QueueNode {
     /// Whether the owner is a thread parked until it is woken, which always
     /// comes back for what it was handed; fixed at construction.
     parked: bool,
+    /// Woken without units to look at the channel for itself, and not
+    /// registered since: another such wake adds nothing, since its owner
+    /// either comes back and looks or never does.
+    ///
+    /// # Safety
+    ///
+    /// As `inner`: only with the lock held. Kept out of `inner`, where the
+    /// extra field made every future that embeds a node slower to build.
+    checked: UnsafeCell<bool>,
     _pinned: PhantomPinned,
 }
 
@@ -140,10 +149,6 @@ struct NodeInner {
     need: usize,
     got: usize,
     waker: Option<Waker>,
-    /// Woken without units to look at the channel for itself, and not
-    /// registered since: another such wake adds nothing, since its owner
-    /// either comes back and looks or never does.
-    checked: bool,
 }
 
 impl Default for QueueNode {
@@ -152,6 +157,7 @@ impl Default for QueueNode {
             inner: UnsafeCell::new(NodeInner::default()),
             handed: AtomicBool::new(false),
             parked: false,
+            checked: UnsafeCell::new(false),
             _pinned: PhantomPinned,
         }
     }
@@ -288,6 +294,12 @@ fn inner(node: NonNull<QueueNode>) -> *mut NodeInner {
     // SAFETY: `node` points to a live node (callers hold the queue lock and
     // only pass nodes that are pinned and either linked or their own).
     unsafe { node.as_ref() }.inner.with_mut(|p| p)
+}
+
+/// The node's `checked` mark, under the same conditions as [`inner`].
+fn checked(node: NonNull<QueueNode>) -> *mut bool {
+    // SAFETY: as in `inner`.
+    unsafe { node.as_ref() }.checked.with_mut(|p| p)
 }
 
 impl Queue {
@@ -453,9 +465,12 @@ impl Queue {
                 // SAFETY: as above, and this is the only reference to the
                 // node's interior in the block.
                 let inner = unsafe { &mut *inner(node) };
-                if !inner.checked {
+                // SAFETY: lock held; `node` is linked, and this is the only
+                // reference to its mark.
+                let checked = unsafe { &mut *checked(node) };
+                if !*checked {
                     let waker = inner.waker.clone();
-                    inner.checked = true;
+                    *checked = true;
                     batch.push(waker);
                 }
                 if parked {
@@ -526,7 +541,8 @@ unsafe impl WaitSet for Queue {
             // until the end of the block.
             let inner = unsafe { &mut *inner(ptr) };
             if inner.linked {
-                inner.checked = false;
+                // SAFETY: as for `inner`; the only reference to the mark.
+                unsafe { *checked(ptr) = false };
                 let stale = match &inner.waker {
                     Some(old) if old.will_wake(waker) => None,
                     _ => inner.waker.replace(waker.clone()),
@@ -540,7 +556,8 @@ unsafe impl WaitSet for Queue {
                 (inner.waker.take(), std::mem::take(&mut inner.got), false)
             } else {
                 inner.need = need;
-                inner.checked = false;
+                // SAFETY: as for `inner`; the only reference to the mark.
+                unsafe { *checked(ptr) = false };
                 (inner.waker.replace(waker.clone()), 0, true)
             }
         };
