@@ -668,7 +668,9 @@ impl<S: Storage> fmt::Debug for Recv<'_, S> {
 /// them: the node it waits with and the state between its polls. Not a
 /// future: each poll passes the producer's cursor
 /// ([`Reserve::poll_with`]), so a single producer lends it only for the
-/// poll; the endpoint's reservation futures wrap it.
+/// poll; the endpoint's reservation futures wrap it. The handle is
+/// dereferenced at the first poll, and that channel is the one it waits on
+/// until it is dropped.
 ///
 /// # Cancel safety
 ///
@@ -834,9 +836,33 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> fmt::Debug for Reserve<S, H> {
 
 /// Resolves once the channel is closed or every receiver is gone.
 ///
+/// The handle is dereferenced at the first poll, and that channel is the one
+/// the future waits on until it is dropped.
+///
 /// # Cancel safety
 ///
 /// Holds nothing; dropping it only leaves the wait list.
+///
+/// # Examples
+///
+/// ```
+/// use std::future::Future;
+/// use std::pin::pin;
+/// use std::task::{Context, Waker};
+///
+/// use asyncband_core::arity::One;
+/// use asyncband_core::chan::Chan;
+/// use asyncband_core::future::Closed;
+/// use asyncband_core::ring::Ring;
+///
+/// let chan = Chan::<Ring<u8, 2, One, One>>::new();
+/// let mut closed = pin!(Closed::new(&*chan));
+/// let mut cx = Context::from_waker(Waker::noop());
+/// assert!(closed.as_mut().poll(&mut cx).is_pending());
+/// // SAFETY: a close from no producer has no contract.
+/// unsafe { chan.close(false) };
+/// assert!(closed.as_mut().poll(&mut cx).is_ready());
+/// ```
 pub struct Closed<S: Storage, H: Deref<Target = Chan<S>>> {
     chan: H,
     /// The channel the node waits with, as in [`Reserve`].
