@@ -48,10 +48,11 @@ pub(crate) fn send_from<S: Storage>(
         // An iterator that says it has nothing left is done without a
         // reservation, so a batch that exactly fills the free capacity
         // does not wait for room it will not use.
-        if values.size_hint().1 == Some(0) {
+        let (at_least, at_most) = values.size_hint();
+        if at_most == Some(0) {
             return Ok((sent, true));
         }
-        let mut want = values.size_hint().0.clamp(1, BATCH.min(cap));
+        let mut want = at_least.clamp(1, BATCH.min(cap));
         let mut units = loop {
             match tx.reborrow().try_reserve(want) {
                 Ok(units) => break units,
