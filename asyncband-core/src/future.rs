@@ -4,8 +4,10 @@
 //! Each operation is a `poll_*` method on [`Chan`] that takes the waiter's
 //! node and a `registered` flag, plus a future that owns those and calls it.
 //! The futures embed their node (so waiting allocates nothing) and are
-//! therefore `!Unpin`; `Stream` implementations keep a node of their own and
-//! call the `poll_*` methods directly.
+//! therefore `!Unpin`; [`Send`] and [`Recv`] build theirs when they first
+//! wait, so one that completes at its first poll writes none. `Stream`
+//! implementations keep a node of their own and call the `poll_*` methods
+//! directly.
 //!
 //! Every operation is cancel-safe: dropping it at any point loses no value
 //! (a send that has not completed still owns its value; a receive takes a
@@ -17,6 +19,7 @@
 use std::fmt;
 use std::future::Future;
 use std::marker::PhantomPinned;
+use std::mem::MaybeUninit;
 use std::ops::Deref;
 use std::pin::Pin;
 use std::ptr::NonNull;
@@ -62,21 +65,46 @@ impl<S: Storage> Chan<S> {
         value: &mut Option<S::Item>,
         cx: &mut Context<'_>,
     ) -> Poll<Result<(), SendError<S::Item>>> {
-        assert!(value.is_some(), "send polled after completion");
-        // The ready path, inline: a send that is not waiting and finds room
-        // moves its value straight from `*value` into its slot.
-        if !*registered {
-            // SAFETY: the producer contract from the caller.
-            match unsafe { self.try_send_from(cursor, value) } {
-                Ok(()) => return Poll::Ready(Ok(())),
-                Err(TrySendError::Disconnected(())) => {
-                    return Poll::Ready(Err(SendError(held(value))));
-                }
-                Err(TrySendError::Full(())) => {}
-            }
+        // SAFETY: the producer contract from the caller.
+        if let Some(done) = unsafe { self.send_now(cursor, *registered, value) } {
+            return Poll::Ready(done);
         }
         // SAFETY: forwarded from the caller.
         unsafe { self.poll_send_waiting(cursor, node, registered, value, cx) }
+    }
+
+    /// The ready path of a send, inline: a send that is not waiting and
+    /// finds room moves its value straight from `*value` into its slot.
+    /// `None` when it has to wait.
+    ///
+    /// # Panics
+    ///
+    /// As for [`Chan::poll_send`].
+    ///
+    /// # Safety
+    ///
+    /// The producer contract of [`Chan`] for `cursor`.
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "the ready path of every send future; out of line it costs a call per message"
+    )]
+    unsafe fn send_now(
+        &self,
+        cursor: &mut S::ProducerCursor,
+        registered: bool,
+        value: &mut Option<S::Item>,
+    ) -> Option<Result<(), SendError<S::Item>>> {
+        assert!(value.is_some(), "send polled after completion");
+        if registered {
+            return None;
+        }
+        // SAFETY: the producer contract from the caller.
+        match unsafe { self.try_send_from(cursor, value) } {
+            Ok(()) => Some(Ok(())),
+            Err(TrySendError::Disconnected(())) => Some(Err(SendError(held(value)))),
+            Err(TrySendError::Full(())) => None,
+        }
     }
 
     /// [`Chan::poll_send`] past the ready path: registers (or takes a
@@ -237,30 +265,49 @@ impl<S: Storage> Chan<S> {
         registered: &mut bool,
         cx: &mut Context<'_>,
     ) -> Poll<Result<S::Item, RecvError>> {
-        // The ready path, inline: a receive that is not waiting and finds a
-        // value.
-        let mut first = None;
-        if !*registered {
-            // SAFETY: consumer contract from the caller.
-            match unsafe { self.storage().front(cursor) } {
-                Ok(front) if is_large::<S::Item>() => {
-                    // SAFETY: consumer contract from the caller.
-                    let mut popped = unsafe { self.popped_guard(cursor, front) };
-                    // The value lands in the result before `popped` drops
-                    // (`chan::Popped`).
-                    // SAFETY: taken once; `popped` releases it afterwards.
-                    return Poll::Ready(Ok(unsafe { popped.take() }));
-                }
-                Ok(front) => {
-                    // SAFETY: consumer contract from the caller.
-                    return Poll::Ready(Ok(unsafe { self.take_popped(cursor, front) }));
-                }
-                Err(PopError::Closed) => return Poll::Ready(Err(RecvError)),
-                Err(missed) => first = Some(missed),
-            }
+        // SAFETY: consumer contract from the caller.
+        match unsafe { self.recv_now(cursor, *registered) } {
+            Ok(done) => Poll::Ready(done),
+            // SAFETY: forwarded from the caller.
+            Err(first) => unsafe { self.poll_recv_waiting(cursor, node, registered, first, cx) },
         }
-        // SAFETY: forwarded from the caller.
-        unsafe { self.poll_recv_waiting(cursor, node, registered, first, cx) }
+    }
+
+    /// The ready path of a receive, inline: a receive that is not waiting
+    /// and finds a value takes it. `Err` when it has to wait, with what the
+    /// pop found (`None` when it did not pop, being registered).
+    ///
+    /// # Safety
+    ///
+    /// The consumer contract of [`Chan`] for `cursor`.
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "as `Chan::poll_recv`: the ready path of every receive"
+    )]
+    unsafe fn recv_now(
+        &self,
+        cursor: &mut S::Cursor,
+        registered: bool,
+    ) -> Result<Result<S::Item, RecvError>, Option<PopError>> {
+        if registered {
+            return Err(None);
+        }
+        // SAFETY: consumer contract from the caller.
+        match unsafe { self.storage().front(cursor) } {
+            Ok(front) if is_large::<S::Item>() => {
+                // SAFETY: consumer contract from the caller.
+                let mut popped = unsafe { self.popped_guard(cursor, front) };
+                // The value lands in the result before `popped` drops
+                // (`chan::Popped`).
+                // SAFETY: taken once; `popped` releases it afterwards.
+                Ok(Ok(unsafe { popped.take() }))
+            }
+            // SAFETY: consumer contract from the caller.
+            Ok(front) => Ok(Ok(unsafe { self.take_popped(cursor, front) })),
+            Err(PopError::Closed) => Ok(Err(RecvError)),
+            Err(missed) => Err(Some(missed)),
+        }
     }
 
     /// [`Chan::poll_recv`] past the ready path: spins on a value being
@@ -491,7 +538,7 @@ pub struct Send<'a, S: Storage> {
     chan: &'a Chan<S>,
     cursor: &'a mut S::ProducerCursor,
     value: Option<S::Item>,
-    node: TxNode<S>,
+    node: LazyNode<TxNode<S>>,
     registered: bool,
     _pinned: PhantomPinned,
 }
@@ -512,7 +559,7 @@ impl<'a, S: Storage> Send<'a, S> {
             chan,
             cursor,
             value: Some(value),
-            node: Default::default(),
+            node: LazyNode::new(),
             registered: false,
             _pinned: PhantomPinned,
         }
@@ -525,9 +572,9 @@ impl<'a, S: Storage> Send<'a, S> {
         // fields are not structurally pinned.
         let this = unsafe { self.get_unchecked_mut() };
         // SAFETY: the node is pinned (we are) and only used with this chan.
-        unsafe {
-            this.chan
-                .cancel_send(Pin::new_unchecked(&this.node), &mut this.registered);
+        if let Some(node) = unsafe { Pin::new_unchecked(&this.node) }.get() {
+            // SAFETY: as above.
+            unsafe { this.chan.cancel_send(node, &mut this.registered) };
         }
         this.value.take()
     }
@@ -540,12 +587,21 @@ impl<S: Storage> Future for Send<'_, S> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // SAFETY: `node` is never moved out of the pinned future.
         let this = unsafe { self.get_unchecked_mut() };
-        // SAFETY: the node is pinned with us; the producer contract from
-        // `new`.
+        // SAFETY: the producer contract from `new`.
+        if let Some(done) = unsafe {
+            this.chan
+                .send_now(this.cursor, this.registered, &mut this.value)
+        } {
+            return Poll::Ready(done);
+        }
+        // SAFETY: the node is pinned with us.
+        let node = unsafe { Pin::new_unchecked(&mut this.node) }.get_or_build(TxNode::<S>::default);
+        // SAFETY: the node is pinned and only used with this chan; the
+        // producer contract from `new`.
         unsafe {
-            this.chan.poll_send(
+            this.chan.poll_send_waiting(
                 this.cursor,
-                Pin::new_unchecked(&this.node),
+                node,
                 &mut this.registered,
                 &mut this.value,
                 cx,
@@ -558,9 +614,9 @@ impl<S: Storage> Drop for Send<'_, S> {
     fn drop(&mut self) {
         // SAFETY: a future is only dropped in place, so `node` is still
         // pinned; it was only used with this channel.
-        unsafe {
-            self.chan
-                .cancel_send(Pin::new_unchecked(&self.node), &mut self.registered);
+        if let Some(node) = unsafe { Pin::new_unchecked(&self.node) }.get() {
+            // SAFETY: as above.
+            unsafe { self.chan.cancel_send(node, &mut self.registered) };
         }
     }
 }
@@ -583,8 +639,11 @@ impl<S: Storage> fmt::Debug for Send<'_, S> {
 pub struct Recv<'a, S: Storage> {
     chan: &'a Chan<S>,
     cursor: &'a mut S::Cursor,
-    node: RxNode<S>,
+    node: LazyNode<RxNode<S>>,
     registered: bool,
+    /// Whether the node, once built, is a parked thread's
+    /// ([`Recv::parked`]).
+    parked: bool,
     _pinned: PhantomPinned,
 }
 
@@ -598,8 +657,9 @@ impl<'a, S: Storage> Recv<'a, S> {
         Self {
             chan,
             cursor,
-            node: Default::default(),
+            node: LazyNode::new(),
             registered: false,
+            parked: false,
             _pinned: PhantomPinned,
         }
     }
@@ -616,8 +676,9 @@ impl<'a, S: Storage> Recv<'a, S> {
         Self {
             chan,
             cursor,
-            node: RxWait::<S>::parked_node(),
+            node: LazyNode::new(),
             registered: false,
+            parked: true,
             _pinned: PhantomPinned,
         }
     }
@@ -634,14 +695,25 @@ impl<S: Storage> Future for Recv<'_, S> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // SAFETY: `node` is never moved out of the pinned future.
         let this = unsafe { self.get_unchecked_mut() };
-        // SAFETY: the node is pinned with us; consumer contract from `new`.
+        // SAFETY: consumer contract from `new`.
+        let first = match unsafe { this.chan.recv_now(this.cursor, this.registered) } {
+            Ok(done) => return Poll::Ready(done),
+            Err(first) => first,
+        };
+        let parked = this.parked;
+        // SAFETY: the node is pinned with us.
+        let node = unsafe { Pin::new_unchecked(&mut this.node) }.get_or_build(|| {
+            if parked {
+                RxWait::<S>::parked_node()
+            } else {
+                RxNode::<S>::default()
+            }
+        });
+        // SAFETY: the node is pinned and only used with this chan; consumer
+        // contract from `new`.
         unsafe {
-            this.chan.poll_recv(
-                this.cursor,
-                Pin::new_unchecked(&this.node),
-                &mut this.registered,
-                cx,
-            )
+            this.chan
+                .poll_recv_waiting(this.cursor, node, &mut this.registered, first, cx)
         }
     }
 }
@@ -649,9 +721,9 @@ impl<S: Storage> Future for Recv<'_, S> {
 impl<S: Storage> Drop for Recv<'_, S> {
     fn drop(&mut self) {
         // SAFETY: dropped in place, so still pinned; only used with this chan.
-        unsafe {
-            self.chan
-                .cancel_recv(Pin::new_unchecked(&self.node), &mut self.registered);
+        if let Some(node) = unsafe { Pin::new_unchecked(&self.node) }.get() {
+            // SAFETY: as above.
+            unsafe { self.chan.cancel_recv(node, &mut self.registered) };
         }
     }
 }
@@ -777,6 +849,54 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Drop for Reserve<S, H> {
         // SAFETY: dropped in place, so the node is still pinned, and it was
         // only used with `chan`, the channel of every poll.
         unsafe { chan.cancel_send(Pin::new_unchecked(&self.node), &mut self.registered) };
+    }
+}
+
+/// A future's waiter node, built the first time the future waits: a send or
+/// receive that completes at its first poll never writes one. Once built, it
+/// stays in place (the future is pinned) until the future is dropped.
+struct LazyNode<N> {
+    node: MaybeUninit<N>,
+    /// Whether `node` holds a node.
+    built: bool,
+}
+
+impl<N> LazyNode<N> {
+    /// No node yet.
+    const fn new() -> Self {
+        Self {
+            node: MaybeUninit::uninit(),
+            built: false,
+        }
+    }
+
+    /// The node, if it was built.
+    fn get(self: Pin<&Self>) -> Option<Pin<&N>> {
+        let this = self.get_ref();
+        // SAFETY: `built` says `node` holds a node; it is pinned with us.
+        this.built
+            .then(|| unsafe { Pin::new_unchecked(this.node.assume_init_ref()) })
+    }
+
+    /// The node, built with `build` if it was not yet.
+    fn get_or_build(self: Pin<&mut Self>, build: impl FnOnce() -> N) -> Pin<&N> {
+        // SAFETY: `node` is written in place, never moved out.
+        let this = unsafe { self.get_unchecked_mut() };
+        if !this.built {
+            this.node.write(build());
+            this.built = true;
+        }
+        // SAFETY: built just above or before; pinned with us.
+        unsafe { Pin::new_unchecked(this.node.assume_init_ref()) }
+    }
+}
+
+impl<N> Drop for LazyNode<N> {
+    fn drop(&mut self) {
+        if self.built {
+            // SAFETY: `built` says `node` holds a node, dropped only here.
+            unsafe { self.node.assume_init_drop() };
+        }
     }
 }
 
@@ -1002,7 +1122,7 @@ mod tests {
     use std::ops::Deref;
     use std::task::{Context, Waker};
 
-    use super::{Closed, Reserve};
+    use super::{Closed, LazyNode, Reserve};
     use crate::arity::{Many, One};
     use crate::chan::Chan;
     use crate::ring::Ring;
@@ -1026,6 +1146,37 @@ mod tests {
             self.calls.set(calls + 1);
             if calls == 0 { self.first } else { self.then }
         }
+    }
+
+    /// Counts its drops.
+    struct Counted<'c>(&'c Cell<u32>);
+
+    impl Drop for Counted<'_> {
+        fn drop(&mut self) {
+            self.0.set(self.0.get() + 1);
+        }
+    }
+
+    #[test]
+    fn a_lazy_node_is_built_once_when_first_asked_for_and_dropped_once() {
+        let drops = Cell::new(0);
+        let unbuilt = Box::pin(LazyNode::<Counted<'_>>::new());
+        assert!(unbuilt.as_ref().get().is_none());
+        drop(unbuilt);
+        assert_eq!(drops.get(), 0, "nothing was built, so nothing is dropped");
+
+        let mut lazy = Box::pin(LazyNode::new());
+        let builds = Cell::new(0);
+        let build = || {
+            builds.set(builds.get() + 1);
+            Counted(&drops)
+        };
+        let first: *const Counted<'_> = &raw const *lazy.as_mut().get_or_build(build);
+        let again: *const Counted<'_> = &raw const *lazy.as_mut().get_or_build(|| unreachable!());
+        assert_eq!((builds.get(), first), (1, again), "built once, in place");
+        assert!(lazy.as_ref().get().is_some());
+        drop(lazy);
+        assert_eq!(drops.get(), 1);
     }
 
     #[test]
