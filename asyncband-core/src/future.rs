@@ -854,27 +854,38 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Drop for Reserve<S, H> {
 
 /// A future's waiter node, built the first time the future waits: a send or
 /// receive that completes at its first poll never writes one. Once built, it
-/// stays in place (the future is pinned) until the future is dropped.
+/// stays in place (the future is pinned) until the future is dropped. A node
+/// with no bytes and no drop (a single consumer's cell needs none) counts as
+/// built from the start, so polls then check nothing.
 struct LazyNode<N> {
     node: MaybeUninit<N>,
-    /// Whether `node` holds a node.
+    /// Whether `node` holds a node (always, for a free one).
     built: bool,
 }
 
-impl<N> LazyNode<N> {
-    /// No node yet.
-    const fn new() -> Self {
+impl<N: Default> LazyNode<N> {
+    /// Whether a node costs nothing to hold: no bytes to write, nothing to
+    /// drop.
+    const FREE: bool = size_of::<N>() == 0 && !std::mem::needs_drop::<N>();
+
+    /// No node yet, or a free one.
+    fn new() -> Self {
+        let mut node = MaybeUninit::uninit();
+        if Self::FREE {
+            node.write(N::default());
+        }
         Self {
-            node: MaybeUninit::uninit(),
-            built: false,
+            node,
+            built: Self::FREE,
         }
     }
 
     /// The node, if it was built.
     fn get(self: Pin<&Self>) -> Option<Pin<&N>> {
         let this = self.get_ref();
-        // SAFETY: `built` says `node` holds a node; it is pinned with us.
-        this.built
+        // SAFETY: `built` (or `FREE`, set in `new`) says `node` holds a
+        // node; it is pinned with us.
+        (Self::FREE || this.built)
             .then(|| unsafe { Pin::new_unchecked(this.node.assume_init_ref()) })
     }
 
@@ -882,11 +893,11 @@ impl<N> LazyNode<N> {
     fn get_or_build(self: Pin<&mut Self>, build: impl FnOnce() -> N) -> Pin<&N> {
         // SAFETY: `node` is written in place, never moved out.
         let this = unsafe { self.get_unchecked_mut() };
-        if !this.built {
+        if !Self::FREE && !this.built {
             this.node.write(build());
             this.built = true;
         }
-        // SAFETY: built just above or before; pinned with us.
+        // SAFETY: built just above, before, or in `new`; pinned with us.
         unsafe { Pin::new_unchecked(this.node.assume_init_ref()) }
     }
 }
@@ -1148,35 +1159,47 @@ mod tests {
         }
     }
 
-    /// Counts its drops.
-    struct Counted<'c>(&'c Cell<u32>);
+    thread_local! {
+        static DROPS: Cell<u32> = const { Cell::new(0) };
+    }
 
-    impl Drop for Counted<'_> {
+    /// Counts its drops in `DROPS`; `0` is what `default` builds.
+    #[derive(Default)]
+    struct Counted(u32);
+
+    impl Drop for Counted {
         fn drop(&mut self) {
-            self.0.set(self.0.get() + 1);
+            DROPS.with(|drops| drops.set(drops.get() + 1));
         }
     }
 
     #[test]
     fn a_lazy_node_is_built_once_when_first_asked_for_and_dropped_once() {
-        let drops = Cell::new(0);
-        let unbuilt = Box::pin(LazyNode::<Counted<'_>>::new());
+        let unbuilt = Box::pin(LazyNode::<Counted>::new());
         assert!(unbuilt.as_ref().get().is_none());
         drop(unbuilt);
-        assert_eq!(drops.get(), 0, "nothing was built, so nothing is dropped");
+        assert_eq!(DROPS.get(), 0, "nothing was built, so nothing is dropped");
 
         let mut lazy = Box::pin(LazyNode::new());
         let builds = Cell::new(0);
         let build = || {
             builds.set(builds.get() + 1);
-            Counted(&drops)
+            Counted(7)
         };
-        let first: *const Counted<'_> = &raw const *lazy.as_mut().get_or_build(build);
-        let again: *const Counted<'_> = &raw const *lazy.as_mut().get_or_build(|| unreachable!());
+        let first: *const Counted = &raw const *lazy.as_mut().get_or_build(build);
+        let again: *const Counted = &raw const *lazy.as_mut().get_or_build(|| unreachable!());
         assert_eq!((builds.get(), first), (1, again), "built once, in place");
-        assert!(lazy.as_ref().get().is_some());
+        assert_eq!(lazy.as_ref().get().map(|node| node.0), Some(7));
         drop(lazy);
-        assert_eq!(drops.get(), 1);
+        assert_eq!(DROPS.get(), 1);
+    }
+
+    #[test]
+    fn a_free_node_is_there_from_the_start_and_never_built() {
+        let mut lazy = Box::pin(LazyNode::<()>::new());
+        assert!(lazy.as_ref().get().is_some());
+        lazy.as_mut()
+            .get_or_build(|| unreachable!("a free node is never built"));
     }
 
     #[test]
