@@ -6,7 +6,7 @@
 //! it once for each.
 
 use crate::arity::{Many, One};
-use crate::slot::{NoStamp, Stamp, Stamped, readable};
+use crate::slot::{NoStamp, Slot, Stamp, Stamped, readable};
 use crate::storage::PopError;
 use crate::sync::{AtomicPtr, AtomicU64, Ordering, SeqCst};
 
@@ -431,17 +431,33 @@ impl<T> ManyHead<T> {
     unsafe fn retire_block(pool: &Pool<T, Stamped>, block: *mut Block<T, Stamped>, first: u64) {
         // SAFETY: the block lives until we put it in the pool below.
         let slots = unsafe { &(*block).slots };
-        for (k, other) in (0..).zip(slots) {
-            let mut spins = 0;
+        // The block's indices are consecutive, so each slot's mark is the
+        // one before it plus one step of `consumed`.
+        let mut mark = consumed(first);
+        for other in slots {
             // ORDERING: Acquire pairs with each reader's Release mark, so
             // their reads happen before the block is reused.
-            while other.stamp.load(Ordering::Acquire) != consumed(first + k) {
-                pause(&mut spins);
+            if other.stamp.load(Ordering::Acquire) != mark {
+                Self::wait_for_read(other, mark);
             }
+            mark += consumed(1) - consumed(0);
         }
         // SAFETY: every slot has been read; producers and consumers never
         // dereference a block the ends have moved past.
         unsafe { pool.put(block) };
+    }
+}
+
+impl<T> ManyHead<T> {
+    /// Waits until `slot` carries `mark`: its reader has not marked it yet.
+    #[cold]
+    #[inline(never)]
+    fn wait_for_read(slot: &Slot<T, Stamped>, mark: u64) {
+        let mut spins = 0;
+        // ORDERING: Acquire, as in `retire_block`.
+        while slot.stamp.load(Ordering::Acquire) != mark {
+            pause(&mut spins);
+        }
     }
 }
 
