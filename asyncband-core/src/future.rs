@@ -65,46 +65,47 @@ impl<S: Storage> Chan<S> {
         value: &mut Option<S::Item>,
         cx: &mut Context<'_>,
     ) -> Poll<Result<(), SendError<S::Item>>> {
-        // SAFETY: the producer contract from the caller.
-        if let Some(done) = unsafe { self.send_now(cursor, *registered, value) } {
-            return Poll::Ready(done);
-        }
         // SAFETY: forwarded from the caller.
-        unsafe { self.poll_send_waiting(cursor, node, registered, value, cx) }
+        unsafe { self.poll_send_with(cursor, || node, registered, value, cx) }
     }
 
-    /// The ready path of a send, inline: a send that is not waiting and
-    /// finds room moves its value straight from `*value` into its slot.
-    /// `None` when it has to wait.
-    ///
-    /// # Panics
-    ///
-    /// As for [`Chan::poll_send`].
+    /// [`Chan::poll_send`] with the node asked for only when the send has
+    /// to wait: a send that finds room at once moves its value straight
+    /// from `*value` into its slot, inline, and never calls `node`.
     ///
     /// # Safety
     ///
-    /// The producer contract of [`Chan`] for `cursor`.
+    /// As for [`Chan::poll_send`], for the node `node` returns, which is the
+    /// same one at every call for the same send.
     #[inline(always)]
     #[allow(
         clippy::inline_always,
         reason = "the ready path of every send future; out of line it costs a call per message"
     )]
-    unsafe fn send_now(
+    unsafe fn poll_send_with<'n>(
         &self,
         cursor: &mut S::ProducerCursor,
-        registered: bool,
+        node: impl FnOnce() -> Pin<&'n TxNode<S>>,
+        registered: &mut bool,
         value: &mut Option<S::Item>,
-    ) -> Option<Result<(), SendError<S::Item>>> {
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), SendError<S::Item>>>
+    where
+        TxNode<S>: 'n,
+    {
         assert!(value.is_some(), "send polled after completion");
-        if registered {
-            return None;
+        if !*registered {
+            // SAFETY: the producer contract from the caller.
+            match unsafe { self.try_send_from(cursor, value) } {
+                Ok(()) => return Poll::Ready(Ok(())),
+                Err(TrySendError::Disconnected(())) => {
+                    return Poll::Ready(Err(SendError(held(value))));
+                }
+                Err(TrySendError::Full(())) => {}
+            }
         }
-        // SAFETY: the producer contract from the caller.
-        match unsafe { self.try_send_from(cursor, value) } {
-            Ok(()) => Some(Ok(())),
-            Err(TrySendError::Disconnected(())) => Some(Err(SendError(held(value)))),
-            Err(TrySendError::Full(())) => None,
-        }
+        // SAFETY: forwarded from the caller.
+        unsafe { self.poll_send_waiting(cursor, node(), registered, value, cx) }
     }
 
     /// [`Chan::poll_send`] past the ready path: registers (or takes a
@@ -265,49 +266,55 @@ impl<S: Storage> Chan<S> {
         registered: &mut bool,
         cx: &mut Context<'_>,
     ) -> Poll<Result<S::Item, RecvError>> {
-        // SAFETY: consumer contract from the caller.
-        match unsafe { self.recv_now(cursor, *registered) } {
-            Ok(done) => Poll::Ready(done),
-            // SAFETY: forwarded from the caller.
-            Err(first) => unsafe { self.poll_recv_waiting(cursor, node, registered, first, cx) },
-        }
+        // SAFETY: forwarded from the caller.
+        unsafe { self.poll_recv_with(cursor, || node, registered, cx) }
     }
 
-    /// The ready path of a receive, inline: a receive that is not waiting
-    /// and finds a value takes it. `Err` when it has to wait, with what the
-    /// pop found (`None` when it did not pop, being registered).
+    /// [`Chan::poll_recv`] with the node asked for only when the receive
+    /// has to wait: a receive that finds a value takes it, inline, and
+    /// never calls `node`.
     ///
     /// # Safety
     ///
-    /// The consumer contract of [`Chan`] for `cursor`.
+    /// As for [`Chan::poll_recv`], for the node `node` returns, which is the
+    /// same one at every call for the same receive.
     #[inline(always)]
     #[allow(
         clippy::inline_always,
         reason = "as `Chan::poll_recv`: the ready path of every receive"
     )]
-    unsafe fn recv_now(
+    unsafe fn poll_recv_with<'n>(
         &self,
         cursor: &mut S::Cursor,
-        registered: bool,
-    ) -> Result<Result<S::Item, RecvError>, Option<PopError>> {
-        if registered {
-            return Err(None);
-        }
-        // SAFETY: consumer contract from the caller.
-        match unsafe { self.storage().front(cursor) } {
-            Ok(front) if is_large::<S::Item>() => {
-                // SAFETY: consumer contract from the caller.
-                let mut popped = unsafe { self.popped_guard(cursor, front) };
-                // The value lands in the result before `popped` drops
-                // (`chan::Popped`).
-                // SAFETY: taken once; `popped` releases it afterwards.
-                Ok(Ok(unsafe { popped.take() }))
-            }
+        node: impl FnOnce() -> Pin<&'n RxNode<S>>,
+        registered: &mut bool,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<S::Item, RecvError>>
+    where
+        RxNode<S>: 'n,
+    {
+        let mut first = None;
+        if !*registered {
             // SAFETY: consumer contract from the caller.
-            Ok(front) => Ok(Ok(unsafe { self.take_popped(cursor, front) })),
-            Err(PopError::Closed) => Ok(Err(RecvError)),
-            Err(missed) => Err(Some(missed)),
+            match unsafe { self.storage().front(cursor) } {
+                Ok(front) if is_large::<S::Item>() => {
+                    // SAFETY: consumer contract from the caller.
+                    let mut popped = unsafe { self.popped_guard(cursor, front) };
+                    // The value lands in the result before `popped` drops
+                    // (`chan::Popped`).
+                    // SAFETY: taken once; `popped` releases it afterwards.
+                    return Poll::Ready(Ok(unsafe { popped.take() }));
+                }
+                Ok(front) => {
+                    // SAFETY: consumer contract from the caller.
+                    return Poll::Ready(Ok(unsafe { self.take_popped(cursor, front) }));
+                }
+                Err(PopError::Closed) => return Poll::Ready(Err(RecvError)),
+                Err(missed) => first = Some(missed),
+            }
         }
+        // SAFETY: forwarded from the caller.
+        unsafe { self.poll_recv_waiting(cursor, node(), registered, first, cx) }
     }
 
     /// [`Chan::poll_recv`] past the ready path: spins on a value being
@@ -587,21 +594,14 @@ impl<S: Storage> Future for Send<'_, S> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // SAFETY: `node` is never moved out of the pinned future.
         let this = unsafe { self.get_unchecked_mut() };
-        // SAFETY: the producer contract from `new`.
-        if let Some(done) = unsafe {
-            this.chan
-                .send_now(this.cursor, this.registered, &mut this.value)
-        } {
-            return Poll::Ready(done);
-        }
-        // SAFETY: the node is pinned with us.
-        let node = unsafe { Pin::new_unchecked(&mut this.node) }.get_or_build(TxNode::<S>::default);
+        // SAFETY: the node is pinned with us: it is never moved out.
+        let node = unsafe { Pin::new_unchecked(&mut this.node) };
         // SAFETY: the node is pinned and only used with this chan; the
         // producer contract from `new`.
         unsafe {
-            this.chan.poll_send_waiting(
+            this.chan.poll_send_with(
                 this.cursor,
-                node,
+                || node.get_or_build(TxNode::<S>::default),
                 &mut this.registered,
                 &mut this.value,
                 cx,
@@ -695,25 +695,23 @@ impl<S: Storage> Future for Recv<'_, S> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // SAFETY: `node` is never moved out of the pinned future.
         let this = unsafe { self.get_unchecked_mut() };
-        // SAFETY: consumer contract from `new`.
-        let first = match unsafe { this.chan.recv_now(this.cursor, this.registered) } {
-            Ok(done) => return Poll::Ready(done),
-            Err(first) => first,
-        };
         let parked = this.parked;
-        // SAFETY: the node is pinned with us.
-        let node = unsafe { Pin::new_unchecked(&mut this.node) }.get_or_build(|| {
-            if parked {
-                RxWait::<S>::parked_node()
-            } else {
-                RxNode::<S>::default()
-            }
-        });
+        // SAFETY: the node is pinned with us: it is never moved out.
+        let node = unsafe { Pin::new_unchecked(&mut this.node) };
+        let build = || {
+            node.get_or_build(|| {
+                if parked {
+                    RxWait::<S>::parked_node()
+                } else {
+                    RxNode::<S>::default()
+                }
+            })
+        };
         // SAFETY: the node is pinned and only used with this chan; consumer
         // contract from `new`.
         unsafe {
             this.chan
-                .poll_recv_waiting(this.cursor, node, &mut this.registered, first, cx)
+                .poll_recv_with(this.cursor, build, &mut this.registered, cx)
         }
     }
 }
