@@ -566,7 +566,15 @@ impl<'a, S: Storage> Send<'a, S> {
             chan,
             cursor,
             value: Some(value),
-            node: LazyNode::new(),
+            // A large value's send builds its node with the future: next to
+            // the value's copy its stores cost nothing, and built later,
+            // at the first wait, they made four producers of 1 KiB values
+            // on two workers slower (`benches/NOTES.md`).
+            node: if is_large::<S::Item>() {
+                LazyNode::built(TxNode::<S>::default())
+            } else {
+                LazyNode::new()
+            },
             registered: false,
             _pinned: PhantomPinned,
         }
@@ -641,9 +649,6 @@ pub struct Recv<'a, S: Storage> {
     cursor: &'a mut S::Cursor,
     node: LazyNode<RxNode<S>>,
     registered: bool,
-    /// Whether the node, once built, is a parked thread's
-    /// ([`Recv::parked`]).
-    parked: bool,
     _pinned: PhantomPinned,
 }
 
@@ -659,7 +664,6 @@ impl<'a, S: Storage> Recv<'a, S> {
             cursor,
             node: LazyNode::new(),
             registered: false,
-            parked: false,
             _pinned: PhantomPinned,
         }
     }
@@ -676,9 +680,10 @@ impl<'a, S: Storage> Recv<'a, S> {
         Self {
             chan,
             cursor,
-            node: LazyNode::new(),
+            // Built at once: a thread gets here only after spinning, so a
+            // parked receive is about to wait anyway.
+            node: LazyNode::built(RxWait::<S>::parked_node()),
             registered: false,
-            parked: true,
             _pinned: PhantomPinned,
         }
     }
@@ -695,23 +700,17 @@ impl<S: Storage> Future for Recv<'_, S> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // SAFETY: `node` is never moved out of the pinned future.
         let this = unsafe { self.get_unchecked_mut() };
-        let parked = this.parked;
         // SAFETY: the node is pinned with us: it is never moved out.
         let node = unsafe { Pin::new_unchecked(&mut this.node) };
-        let build = || {
-            node.get_or_build(|| {
-                if parked {
-                    RxWait::<S>::parked_node()
-                } else {
-                    RxNode::<S>::default()
-                }
-            })
-        };
         // SAFETY: the node is pinned and only used with this chan; consumer
         // contract from `new`.
         unsafe {
-            this.chan
-                .poll_recv_with(this.cursor, build, &mut this.registered, cx)
+            this.chan.poll_recv_with(
+                this.cursor,
+                || node.get_or_build(RxNode::<S>::default),
+                &mut this.registered,
+                cx,
+            )
         }
     }
 }
@@ -852,38 +851,64 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Drop for Reserve<S, H> {
 
 /// A future's waiter node, built the first time the future waits: a send or
 /// receive that completes at its first poll never writes one. Once built, it
-/// stays in place (the future is pinned) until the future is dropped. A node
-/// with no bytes and no drop (a single consumer's cell needs none) counts as
-/// built from the start, so polls then check nothing.
+/// stays in place (the future is pinned) until the future is dropped.
+///
+/// A node with no bytes and no drop (a single producer's or consumer's cell
+/// needs none) is there from the start and its flag is never written or
+/// read: a poll then checks nothing, and the future is built with no more
+/// stores than one that embeds the node. (A written flag also cost time:
+/// LLVM merged its store with the `registered` flag's beside it, and the
+/// later one-byte load of `registered` could not be forwarded from that
+/// wider store.)
 struct LazyNode<N> {
     node: MaybeUninit<N>,
-    /// Whether `node` holds a node (always, for a free one).
-    built: bool,
+    /// Whether `node` holds a node; written and read only for a node that
+    /// is not free.
+    built: MaybeUninit<bool>,
 }
 
-impl<N: Default> LazyNode<N> {
+impl<N> LazyNode<N> {
     /// Whether a node costs nothing to hold: no bytes to write, nothing to
     /// drop.
     const FREE: bool = size_of::<N>() == 0 && !std::mem::needs_drop::<N>();
 
+    /// Whether `node` holds a node.
+    fn is_built(&self) -> bool {
+        // SAFETY: `built` is written at construction unless the node is free
+        // (`new`, `built`).
+        Self::FREE || unsafe { self.built.assume_init() }
+    }
+}
+
+impl<N: Default> LazyNode<N> {
     /// No node yet, or a free one.
     fn new() -> Self {
-        let mut node = MaybeUninit::uninit();
         if Self::FREE {
-            node.write(N::default());
+            Self {
+                node: MaybeUninit::new(N::default()),
+                built: MaybeUninit::uninit(),
+            }
+        } else {
+            Self {
+                node: MaybeUninit::uninit(),
+                built: MaybeUninit::new(false),
+            }
         }
+    }
+
+    /// `node`, built already.
+    fn built(node: N) -> Self {
         Self {
-            node,
-            built: Self::FREE,
+            node: MaybeUninit::new(node),
+            built: MaybeUninit::new(true),
         }
     }
 
     /// The node, if it was built.
     fn get(self: Pin<&Self>) -> Option<Pin<&N>> {
         let this = self.get_ref();
-        // SAFETY: `built` (or `FREE`, set in `new`) says `node` holds a
-        // node; it is pinned with us.
-        (Self::FREE || this.built)
+        // SAFETY: `is_built` says `node` holds a node; it is pinned with us.
+        this.is_built()
             .then(|| unsafe { Pin::new_unchecked(this.node.assume_init_ref()) })
     }
 
@@ -891,9 +916,9 @@ impl<N: Default> LazyNode<N> {
     fn get_or_build(self: Pin<&mut Self>, build: impl FnOnce() -> N) -> Pin<&N> {
         // SAFETY: `node` is written in place, never moved out.
         let this = unsafe { self.get_unchecked_mut() };
-        if !Self::FREE && !this.built {
+        if !this.is_built() {
             this.node.write(build());
-            this.built = true;
+            this.built.write(true);
         }
         // SAFETY: built just above, before, or in `new`; pinned with us.
         unsafe { Pin::new_unchecked(this.node.assume_init_ref()) }
@@ -902,8 +927,8 @@ impl<N: Default> LazyNode<N> {
 
 impl<N> Drop for LazyNode<N> {
     fn drop(&mut self) {
-        if self.built {
-            // SAFETY: `built` says `node` holds a node, dropped only here.
+        if self.is_built() {
+            // SAFETY: `node` holds a node, dropped only here.
             unsafe { self.node.assume_init_drop() };
         }
     }
