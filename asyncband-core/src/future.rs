@@ -566,10 +566,10 @@ impl<'a, S: Storage> Send<'a, S> {
             chan,
             cursor,
             value: Some(value),
-            // A large value's send builds its node with the future: next to
-            // the value's copy its stores cost nothing, and built later,
-            // at the first wait, they made four producers of 1 KiB values
-            // on two workers slower (`benches/NOTES.md`).
+            // A large value's send builds its node with the future, where
+            // its stores sit next to the value's copy; built at the first
+            // wait instead, four producers of 1 KiB values on two workers
+            // run slower (`benches/NOTES.md`).
             node: if is_large::<S::Item>() {
                 LazyNode::built(TxNode::<S>::default())
             } else {
@@ -855,11 +855,10 @@ impl<S: Storage, H: Deref<Target = Chan<S>>> Drop for Reserve<S, H> {
 ///
 /// A node with no bytes and no drop (a single producer's or consumer's cell
 /// needs none) is there from the start and its flag is never written or
-/// read: a poll then checks nothing, and the future is built with no more
-/// stores than one that embeds the node. (A written flag also cost time:
-/// LLVM merged its store with the `registered` flag's beside it, and the
-/// later one-byte load of `registered` could not be forwarded from that
-/// wider store.)
+/// read: a poll then checks nothing, and making the future stores nothing
+/// more than it would with the node embedded (a flag stored beside
+/// `registered` would be merged with it into one wider store, which the
+/// later one-byte load of `registered` cannot be forwarded from).
 struct LazyNode<N> {
     node: MaybeUninit<N>,
     /// Whether `node` holds a node; written and read only for a node that
