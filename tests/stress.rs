@@ -471,6 +471,82 @@ macro_rules! every_flavour {
             tasks_deliver(scale(1_500) as u64, |p, s| (p, s), |&key| key);
         }
 
+        /// One sender and one receiver that keep moving, each leg of the
+        /// stream on other threads: two tasks sharing one thread, two
+        /// tasks on two workers, and a thread of their own each. A single
+        /// endpoint's fence then goes plain and is asked to fence again on
+        /// whichever thread it is; a lost wake-up hangs a leg.
+        #[test]
+        fn endpoints_moving_between_a_shared_thread_and_threads_of_their_own_lose_nothing() {
+            type Ends = (
+                topology::Sender<F<u64>>,
+                topology::Receiver<F<u64>>,
+                Vec<u64>,
+            );
+
+            /// One leg in two tasks of the runtime that polls it.
+            async fn in_tasks(
+                (mut tx, mut rx, mut got): Ends,
+                values: std::ops::Range<u64>,
+            ) -> Ends {
+                let count = values.end - values.start;
+                let producer = tokio::spawn(async move {
+                    for value in values {
+                        tx.send(value).await.unwrap();
+                    }
+                    tx
+                });
+                let consumer = tokio::spawn(async move {
+                    for _ in 0..count {
+                        got.push(rx.recv().await.unwrap());
+                    }
+                    (rx, got)
+                });
+                let tx = producer.await.unwrap();
+                let (rx, got) = consumer.await.unwrap();
+                (tx, rx, got)
+            }
+
+            /// One leg on two threads of their own.
+            fn on_threads((mut tx, mut rx, mut got): Ends, values: std::ops::Range<u64>) -> Ends {
+                let count = values.end - values.start;
+                let producer = thread::spawn(move || {
+                    for value in values {
+                        tx.send_blocking(value).unwrap();
+                    }
+                    tx
+                });
+                let consumer = thread::spawn(move || {
+                    for _ in 0..count {
+                        got.push(rx.recv_blocking().unwrap());
+                    }
+                    (rx, got)
+                });
+                let tx = producer.join().unwrap();
+                let (rx, got) = consumer.join().unwrap();
+                (tx, rx, got)
+            }
+
+            const LEGS: u64 = 9;
+            let per_leg = scale(2_000) as u64;
+            let received = within(move || {
+                let shared = asyncband_tests::current_thread();
+                let workers = multi_thread(2);
+                let (tx, rx) = F::<u64>::channel();
+                let mut ends = (tx, rx, Vec::new());
+                for leg in 0..LEGS {
+                    let values = leg * per_leg..(leg + 1) * per_leg;
+                    ends = match leg % 3 {
+                        0 => shared.block_on(in_tasks(ends, values)),
+                        1 => workers.block_on(in_tasks(ends, values)),
+                        _ => on_threads(ends, values),
+                    };
+                }
+                ends.2
+            });
+            assert_eq!(received, (0..LEGS * per_leg).collect::<Vec<_>>());
+        }
+
         // Large values: with many producers a receiver sleeps on one that is
         // still being written (`Storage::NOTIFIES_BUSY`); each must arrive
         // whole, once and in order.
