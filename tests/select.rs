@@ -8,10 +8,15 @@
 //! when they fail (`ASYNCBAND_SEED` replays it).
 
 use std::cell::Cell;
+use std::future::Future;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll, Wake, Waker};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use asyncband::error::{RecvError, SendError};
+use asyncband::error::{RecvError, SendError, TryRecvError};
 use asyncband::{Select, select, select_biased};
 use asyncband_tests::{
     SeedReport, XorShift, assert_received_exactly_the_accepted, scale, test_seed, within,
@@ -23,6 +28,38 @@ const CAP: usize = 4;
 const SETTLE: Duration = Duration::from_millis(20);
 /// Selects in the fairness tests.
 const ROUNDS: usize = 10_000;
+
+/// A waker that panics at its first wake.
+struct PanicsOnWake {
+    armed: AtomicBool,
+}
+
+impl PanicsOnWake {
+    fn armed() -> (Arc<Self>, Waker) {
+        let this = Arc::new(Self {
+            armed: AtomicBool::new(true),
+        });
+        let waker = Waker::from(Arc::clone(&this));
+        (this, waker)
+    }
+
+    fn is_armed(&self) -> bool {
+        self.armed.load(Ordering::SeqCst)
+    }
+}
+
+impl Wake for PanicsOnWake {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        assert!(
+            !self.armed.swap(false, Ordering::SeqCst),
+            "a waker that panics"
+        );
+    }
+}
 
 macro_rules! every_flavour {
     () => {
@@ -539,6 +576,41 @@ macro_rules! bounded {
         }
 
         #[test]
+        fn a_bounded_arm_body_may_use_its_sender_again() {
+            let (mut tx, mut rx) = F::<u64>::channel();
+            select! {
+                send(tx, 1) -> res => {
+                    res.unwrap();
+                    tx.try_send(2).unwrap();
+                }
+            }
+            select! {
+                reserve(tx) -> permit => {
+                    permit.unwrap().send(3).unwrap();
+                    tx.try_send(4).unwrap();
+                }
+            }
+            assert_eq!(rx.try_iter().collect::<Vec<_>>(), [1, 2, 3, 4]);
+        }
+
+        #[test]
+        fn a_body_may_move_the_sender_of_a_bounded_arm_not_chosen() {
+            let (mut tx, mut rx) = F::<u64>::channel();
+            for i in 0..CAP as u64 {
+                tx.try_send(i).unwrap();
+            }
+            let (mut stop_tx, mut stop) = F::<u64>::channel();
+            stop_tx.try_send(0).unwrap();
+            select! {
+                send(tx, 99) -> _ => unreachable!("the channel is full"),
+                recv(stop) -> _ => drop(tx),
+            }
+            let drained: Vec<u64> = rx.try_iter().collect();
+            assert_eq!(drained, (0..CAP as u64).collect::<Vec<_>>());
+            assert_eq!(rx.try_recv(), Err(TryRecvError::Disconnected));
+        }
+
+        #[test]
         fn a_parked_send_arm_completes_when_room_is_made() {
             within(|| {
                 let (mut tx, mut rx) = F::<u64>::channel();
@@ -582,6 +654,74 @@ macro_rules! bounded {
     };
 }
 
+/// What needs two senders of one bounded channel.
+macro_rules! many_senders {
+    () => {
+        #[test]
+        fn a_permit_chosen_is_given_back_when_dropping_another_arm_unwinds() {
+            within(|| {
+                let mut settle = SETTLE;
+                for _ in 0..8 {
+                    let (tx, mut rx) = F::<u64>::channel();
+                    for i in 0..CAP as u64 - 2 {
+                        tx.try_send(i).unwrap();
+                    }
+                    let held = tx.try_reserve_many(2).unwrap();
+                    let selecting = {
+                        let (first, second) = (tx.clone(), tx.clone());
+                        thread::spawn(move || {
+                            panic::catch_unwind(AssertUnwindSafe(|| {
+                                select_biased! {
+                                    reserve(first) -> permit => drop(permit),
+                                    reserve(second) -> permit => drop(permit),
+                                }
+                            }))
+                            .is_err()
+                        })
+                    };
+                    // Both arms wait, in that order; then a task's send
+                    // behind them.
+                    thread::sleep(settle);
+                    let (panics, waker) = PanicsOnWake::armed();
+                    let mut queued = Box::pin(tx.send(7));
+                    let mut cx = Context::from_waker(&waker);
+                    assert!(queued.as_mut().poll(&mut cx).is_pending());
+                    // One slot to each arm, at once. The select takes the
+                    // first and drops the second, which passes its slot on
+                    // to the send: that wake panics.
+                    if panic::catch_unwind(AssertUnwindSafe(|| drop(held))).is_err() {
+                        // The send queued first: the select was not
+                        // waiting yet. Try again, with longer to settle.
+                        assert!(!selecting.join().unwrap());
+                        settle *= 2;
+                        continue;
+                    }
+                    assert!(
+                        selecting.join().unwrap(),
+                        "dropping the second arm panicked"
+                    );
+                    assert!(!panics.is_armed());
+                    assert_eq!(
+                        queued
+                            .as_mut()
+                            .poll(&mut Context::from_waker(Waker::noop())),
+                        Poll::Ready(Ok(()))
+                    );
+                    // CAP - 2 values, then 7: the chosen permit's slot is
+                    // the one left.
+                    assert!(tx.try_send(8).is_ok(), "the chosen permit's slot was lost");
+                    assert!(tx.try_send(9).is_err());
+                    let mut expected: Vec<u64> = (0..CAP as u64 - 2).collect();
+                    expected.extend([7, 8]);
+                    assert_eq!(rx.try_iter().collect::<Vec<_>>(), expected);
+                    return;
+                }
+                panic!("the select never waited before the send queued");
+            })
+        }
+    };
+}
+
 #[allow(unused_mut)]
 mod spsc_bounded {
     use super::*;
@@ -603,6 +743,7 @@ mod mpsc_bounded {
     type F<T> = asyncband::mpsc::Bounded<T, CAP>;
     every_flavour!();
     bounded!();
+    many_senders!();
 }
 
 #[allow(unused_mut)]
@@ -618,6 +759,7 @@ mod mpmc_bounded {
     type F<T> = asyncband::mpmc::Bounded<T, CAP>;
     every_flavour!();
     bounded!();
+    many_senders!();
 }
 
 #[allow(unused_mut)]

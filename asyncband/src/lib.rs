@@ -120,11 +120,17 @@
 //!   the receive moves straight from its slot into its result, is leaked,
 //!   since Rust does not drop a function's result when a destructor unwinds
 //!   out of it. The waiting sender's value is not lost, and the channel
-//!   works on;
+//!   works on. In `select!`, where the arms not chosen pass on what they
+//!   were granted as they are dropped, the chosen arm's value or permit is
+//!   dropped with the unwind, its slot given back;
 //! - polling a future again after it returned `Ready` either starts the
 //!   operation again (`recv`, `reserve`, `closed`) or panics with a message
 //!   saying so (`send`, `reserve_owned`), never holding a slot;
-//! - `mem::forget` of a permit leaks its slot of capacity, and nothing else;
+//! - `mem::forget` of a permit leaks its slot of capacity, and nothing else.
+//!   The channel has that slot fewer for good: a `reserve_many(n)` asking
+//!   for more than is left waits until it is dropped, and the senders that
+//!   began to wait after it wait behind it, since waiting senders are
+//!   served in order;
 //! - values whose `Drop` panics while the last receiver drops the ones
 //!   still queued do not stop the drain: every value is dropped once, every
 //!   waiter is woken, and the first panic propagates (one panic, however

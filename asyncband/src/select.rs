@@ -209,9 +209,9 @@ macro_rules! select_biased {
 /// `@parse` reads one arm head at a time and `@body` its body, then `@add`
 /// appends `(future output kind [args] pattern => body)` to the arm list:
 /// `future` and `output` are made by that `@add` expansion, so each arm's
-/// names are distinct by hygiene. `@emit` declares the futures, polls them
-/// through `select::rt::run`, drops them, and runs the body of the arm whose
-/// output is set (or the default).
+/// names are distinct by hygiene. `@emit` declares the outputs, then the
+/// futures, polls them through `select::rt::run` and drops them; `@chain`
+/// runs the body of the arm whose output is set (or the default).
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __select {
@@ -282,10 +282,15 @@ macro_rules! __select {
         $default:tt) => {{
         #[allow(unused_imports)]
         use $crate::__private::select::{SendArmShared as _, SendArmUnique as _};
-        let ($($output,)*) = {
+        // The outputs outlive the futures: a future whose drop unwinds (a
+        // slot it passes on reaches a waker that panics) leaves the chosen
+        // output to be dropped with the rest, its slot or value given back.
+        $(
+            let mut $output = ::core::option::Option::None;
+        )*
+        {
             $(
                 let $future = ::core::pin::pin!($crate::__select!(@future $kind $args));
-                let mut $output = ::core::option::Option::None;
             )*
             $crate::__private::select::run(
                 &mut [$(
@@ -295,17 +300,33 @@ macro_rules! __select {
                 $biased,
                 $crate::__select!(@wait $default),
             );
-            ($($output,)*)
-        };
-        $(
-            if let ::core::option::Option::Some(__value) = $output {
-                let $pat = $crate::__select!(@finish $kind $args __value);
-                $body
-            } else
-        )*
-        {
-            $crate::__select!(@default $default)
         }
+        $crate::__select!(@chain [] $default $(($output $kind $args $pat => $body))*)
+    }};
+
+    // ---- running the chosen body ---------------------------------------
+    // `[before]` names the outputs of the arms already passed over. Every
+    // output but the chosen one is moved out of scope before the body runs,
+    // and the chosen one is moved into its pattern: a bounded arm's output
+    // holds a permit that borrows its endpoint, so the body may use the
+    // endpoints again.
+    (@chain [$($before:ident)*] $default:tt
+        ($output:ident $kind:ident $args:tt $pat:pat => $body:expr)
+        $(($r_output:ident $r_kind:ident $r_args:tt $r_pat:pat => $r_body:expr))*) => {
+        if $output.is_some() {
+            $( $crate::__private::select::release($before); )*
+            $( $crate::__private::select::release($r_output); )*
+            let __value = $crate::__private::select::chosen($output);
+            let $pat = $crate::__select!(@finish $kind $args __value);
+            $body
+        } else {
+            $crate::__select!(@chain [$($before)* $output] $default
+                $(($r_output $r_kind $r_args $r_pat => $r_body))*)
+        }
+    };
+    (@chain [$($before:ident)*] $default:tt) => {{
+        $( $crate::__private::select::release($before); )*
+        $crate::__select!(@default $default)
     }};
 
     (@future recv [$rx:expr]) => {
@@ -360,6 +381,17 @@ pub mod rt {
     use std::future::Ready;
     use std::task::Context;
     use std::time::{Duration, Instant};
+
+    /// Ends the output of an arm that was not chosen (`None`), and with it
+    /// the borrow of its endpoint.
+    #[inline]
+    pub fn release<T>(_output: T) {}
+
+    /// The output of the chosen arm.
+    #[inline]
+    pub fn chosen<T>(output: Option<T>) -> T {
+        output.expect("the chosen arm has an output")
+    }
 
     /// How long a select waits for an arm.
     #[derive(Debug, Clone, Copy)]
