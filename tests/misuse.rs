@@ -81,6 +81,33 @@ impl Wake for PanicsOnWake {
     }
 }
 
+/// A waker whose `drop` panics while armed (the registration's clone is
+/// then its last one), and does nothing when woken.
+struct PanicsOnDrop {
+    armed: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl PanicsOnDrop {
+    fn disarmed() -> (Arc<std::sync::atomic::AtomicBool>, Waker) {
+        let armed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let waker = Waker::from(Arc::new(Self {
+            armed: Arc::clone(&armed),
+        }));
+        (armed, waker)
+    }
+}
+
+impl Wake for PanicsOnDrop {
+    fn wake(self: Arc<Self>) {}
+}
+
+impl Drop for PanicsOnDrop {
+    fn drop(&mut self) {
+        let armed = self.armed.swap(false, std::sync::atomic::Ordering::SeqCst);
+        assert!(!armed, "a waker that panics when dropped");
+    }
+}
+
 fn panicking_waker() -> Waker {
     Waker::from(Arc::new(PanicsOnWake {
         armed: std::sync::atomic::AtomicBool::new(true),
@@ -315,6 +342,32 @@ macro_rules! many_senders_bounded {
             assert_eq!(WakeCounter::new().poll(a.as_mut()), Poll::Ready(Ok(())));
             assert_eq!(b_wakes.poll(b.as_mut()), Poll::Ready(Ok(())));
             assert_eq!(rx.try_iter().collect::<Vec<_>>(), [1, 2, 3, 4]);
+        }
+
+        #[test]
+        fn a_reservation_whose_waker_panics_when_dropped_gives_back_its_partial_grant() {
+            silence_planned_panics();
+            #[allow(unused_mut)]
+            let (tx, mut rx) = topology::bounded::<u32, 4>();
+            for i in 0..4 {
+                tx.try_send(i).unwrap();
+            }
+            let (armed, waker) = PanicsOnDrop::disarmed();
+            let mut reserve = Box::pin(tx.reserve_many(2));
+            assert!(poll_with(reserve.as_mut(), &waker).is_pending());
+            // The registration's clone is now the waker's last one.
+            drop(waker);
+            // One of its two units: a partial grant, held with the waker.
+            assert_eq!(rx.try_recv(), Ok(0));
+            armed.store(true, std::sync::atomic::Ordering::SeqCst);
+            let unwound = catch_unwind(AssertUnwindSafe(move || drop(reserve)));
+            assert!(unwound.is_err(), "the waker's panic propagates");
+            assert_eq!(rx.try_iter().collect::<Vec<_>>(), [1, 2, 3]);
+            assert_eq!(
+                tx.try_reserve_many(4).map(|permits| permits.len()),
+                Ok(4),
+                "the granted unit came back"
+            );
         }
 
         #[test]

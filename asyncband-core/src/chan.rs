@@ -21,10 +21,14 @@
 //! `&mut`: the producer's ([`Storage::ProducerCursor`]) or the consumer's
 //! ([`Storage::Cursor`]). With one producer or one consumer, the caller
 //! promises that it is that side's one cursor ([`Chan::producer_cursor`],
-//! [`Chan::cursor`]); with many, the cursor holds nothing and the promise
-//! is empty. The [`endpoint`](crate::endpoint) handles keep these promises
-//! in their types (each single endpoint owns its side's one cursor), and
-//! they are how safe code, the facade included, moves values.
+//! [`Chan::cursor`]); with many, the cursor holds nothing. A consumer-side
+//! call is also made for a receiver still counted, one whose
+//! [`Chan::drop_receiver`] has not been called, since the last receiver's
+//! drain takes the values left without claiming them against other
+//! consumers. The [`endpoint`](crate::endpoint) handles
+//! keep these promises in their types (each single endpoint owns its side's
+//! one cursor, and every handle counts itself until it drops), and they are
+//! how safe code, the facade included, moves values.
 
 use std::fmt;
 use std::mem::ManuallyDrop;
@@ -694,9 +698,14 @@ impl<S: Storage> Chan<S> {
     ///
     /// # Safety
     ///
-    /// On a single-consumer channel the caller is the consumer, going away
-    /// with its cursor (the drain continues from where the cursor
-    /// published the head, and no other cursor is used later).
+    /// The caller gives up one counted receiver (counted by
+    /// [`Chan::new`], [`Chan::add_receiver`] or a successful
+    /// [`Chan::try_add_receiver`]), once, and makes no consumer-side call
+    /// for it from then on. The last receiver's drain takes what is left
+    /// without claiming against other consumers, so no consumer-side call
+    /// may run during it or later. On a single-consumer channel the caller
+    /// is the consumer, going away with its cursor (the drain continues from
+    /// where the cursor published the head).
     pub unsafe fn drop_receiver(&self) {
         // ORDERING: AcqRel: the last receiver sees every other receiver's
         // work before it drains.
@@ -707,7 +716,9 @@ impl<S: Storage> Chan<S> {
             // queued values already dropped; the guard wakes them even when
             // a value's `Drop` panics and unwinds out of the drain.
             let _wake = WakeAllOnDrop(self);
-            // SAFETY: closed, and we are the last consumer.
+            // SAFETY: closed, and we are the last counted receiver: no
+            // consumer-side call runs now or later (this function's
+            // `# Safety`).
             unsafe { self.storage.drain() };
         }
     }
@@ -921,7 +932,8 @@ mod tests {
     fn no_sender_or_receiver_is_counted_back_in_once_the_last_is_gone() {
         let chan = Chan::<Ring<u64, 4, Many, Many>>::new();
         chan.try_send(7).unwrap();
-        // SAFETY: many producers and consumers: the contracts bind nobody.
+        // SAFETY: the receiver and sender `new` counted, each given up once;
+        // nothing is received for the receiver afterwards.
         unsafe {
             chan.drop_receiver();
             chan.drop_sender();

@@ -239,12 +239,13 @@ impl<S: Storage> Chan<S> {
     pub unsafe fn cancel_send(&self, node: Pin<&TxNode<S>>, registered: &mut bool) {
         if std::mem::take(registered) {
             // SAFETY: the caller's contract.
-            let units = unsafe {
+            let withdrawn = unsafe {
                 self.tx_wait()
                     .cancel(node, |waiting| self.storage().set_waiting(waiting))
             };
             // SAFETY: `cancel` handed us the units granted to the node.
-            unsafe { self.return_units(units) };
+            unsafe { self.return_units(withdrawn.units()) };
+            // The node's waker is dropped here, after its units are back.
         }
     }
 
@@ -419,8 +420,10 @@ impl<S: Storage> Chan<S> {
     pub unsafe fn cancel_recv(&self, node: Pin<&RxNode<S>>, registered: &mut bool) {
         if std::mem::take(registered) {
             // SAFETY: the caller's contract.
-            let units = unsafe { self.rx_wait().cancel(node, |_| ()) };
-            self.pass_notifications(units);
+            let withdrawn = unsafe { self.rx_wait().cancel(node, |_| ()) };
+            self.pass_notifications(withdrawn.units());
+            // The node's waker is dropped here, after its notification is
+            // passed on.
         }
     }
 
@@ -457,7 +460,7 @@ impl<S: Storage> Chan<S> {
     pub unsafe fn cancel_closed(&self, node: Pin<&QueueNode>, registered: &mut bool) {
         if std::mem::take(registered) {
             // SAFETY: the caller's contract.
-            unsafe { self.closed_wait().cancel(node, |_| ()) };
+            drop(unsafe { self.closed_wait().cancel(node, |_| ()) });
         }
     }
 }

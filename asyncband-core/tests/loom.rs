@@ -524,7 +524,7 @@ fn a_granted_waiter_takes_its_units_without_the_lock() {
         assert_eq!(register(), 0);
         assert!(queue.is_waiting());
         // SAFETY: as for `register`.
-        assert_eq!(unsafe { queue.cancel(node.as_ref(), |_| ()) }, 0);
+        assert_eq!(unsafe { queue.cancel(node.as_ref(), |_| ()) }.units(), 0);
         assert!(!queue.is_waiting());
     });
 }

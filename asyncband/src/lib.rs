@@ -123,6 +123,9 @@
 //!   works on. In `select!`, where the arms not chosen pass on what they
 //!   were granted as they are dropped, the chosen arm's value or permit is
 //!   dropped with the unwind, its slot given back;
+//! - a waker whose `drop` panics, dropped when a waiting future is: the
+//!   slots the future had been granted go back (or on to the next waiter)
+//!   first, then the panic propagates;
 //! - polling a future again after it returned `Ready` either starts the
 //!   operation again (`recv`, `reserve`, `closed`) or panics with a message
 //!   saying so (`send`, `reserve_owned`), never holding a slot;

@@ -333,7 +333,7 @@ struct DropReceiver<'a, S: Storage>(&'a Chan<S>);
 impl<S: Storage> Drop for DropReceiver<'_, S> {
     fn drop(&mut self) {
         // SAFETY: made only in the `Drop` of a consumer, which goes away
-        // with its cursor.
+        // with its cursor and gives up the receiver it counted, once.
         unsafe { self.0.drop_receiver() };
     }
 }

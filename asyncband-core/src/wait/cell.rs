@@ -27,7 +27,7 @@ use std::fmt;
 use std::pin::Pin;
 use std::task::Waker;
 
-use super::WaitSet;
+use super::{WaitSet, Withdrawn};
 use crate::sync::{AtomicUsize, Ordering, SeqCst, UnsafeCell, spin_hint};
 
 const WAITING: usize = 1;
@@ -181,17 +181,16 @@ unsafe impl WaitSet for Cell {
         self.grant(|_| 0, on_change);
     }
 
-    unsafe fn cancel(&self, _node: Pin<&()>, _on_change: impl FnOnce(bool)) -> usize {
+    unsafe fn cancel(&self, _node: Pin<&()>, _on_change: impl FnOnce(bool)) -> Withdrawn {
         loop {
             // ORDERING: Relaxed; the compare-exchange re-validates.
             let state = self.state.load(Ordering::Relaxed);
             if state != WAITING {
                 // Not registered, or a notifier is waking us: nothing to undo.
-                return 0;
+                return Withdrawn::new(0, None);
             }
             if self.lock_from(WAITING) {
-                drop(self.take());
-                return 0;
+                return Withdrawn::new(0, self.take());
             }
         }
     }

@@ -33,8 +33,11 @@ mod cell;
 mod fence;
 mod queue;
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::task::Waker;
+
+use crate::unwind::resume;
 
 pub use cell::Cell;
 pub use fence::PLAIN_AFTER;
@@ -116,12 +119,56 @@ pub unsafe trait WaitSet: Default + Send + Sync + std::fmt::Debug + 'static {
     /// Wakes every waiter without granting anything (the channel closed).
     fn wake_all(&self, on_change: impl FnOnce(bool));
 
-    /// Removes `node` if it is registered and returns the units it held
-    /// (granted, in full or in part), which the caller must pass on or give
-    /// back. Idempotent.
+    /// Removes `node` if it is registered and returns what it held: the
+    /// units granted to it (in full or in part), which the caller must pass
+    /// on or give back, and its waker, which the returned value drops after
+    /// that. Idempotent.
     ///
     /// # Safety
     ///
     /// `node` must only ever have been registered with this set.
-    unsafe fn cancel(&self, node: Pin<&Self::Node>, on_change: impl FnOnce(bool)) -> usize;
+    unsafe fn cancel(&self, node: Pin<&Self::Node>, on_change: impl FnOnce(bool)) -> Withdrawn;
+}
+
+/// What [`WaitSet::cancel`] took from a node: the units it held, and its
+/// waker. A waker's `drop` is user code that may panic, so the waker is
+/// dropped with this value, after the caller has passed the units on or
+/// given them back: a panic there loses no unit.
+///
+/// # Examples
+///
+/// ```
+/// use asyncband_core::wait::Withdrawn;
+///
+/// let withdrawn = Withdrawn::new(2, None);
+/// assert_eq!(withdrawn.units(), 2);
+/// ```
+#[derive(Debug)]
+#[must_use = "the units it holds must be passed on or given back"]
+pub struct Withdrawn {
+    units: usize,
+    waker: Option<Waker>,
+}
+
+impl Withdrawn {
+    /// `units` taken from a node, with the waker it was registered with.
+    pub fn new(units: usize, waker: Option<Waker>) -> Self {
+        Self { units, waker }
+    }
+
+    /// The units the node held.
+    #[must_use]
+    pub fn units(&self) -> usize {
+        self.units
+    }
+}
+
+impl Drop for Withdrawn {
+    fn drop(&mut self) {
+        let waker = self.waker.take();
+        // Caught, so that a waker whose drop panics while this thread is
+        // already unwinding (the units' hand-over panicked) cannot abort.
+        let caught = catch_unwind(AssertUnwindSafe(|| drop(waker))).err();
+        resume(caught);
+    }
 }

@@ -56,7 +56,7 @@ use std::pin::Pin;
 use std::ptr::NonNull;
 use std::task::Waker;
 
-use super::WaitSet;
+use super::{WaitSet, Withdrawn};
 use crate::sync::{AtomicBool, Mutex, MutexGuard, Ordering, SeqCst, UnsafeCell};
 use crate::unwind::{Panic, resume};
 
@@ -87,7 +87,7 @@ const WAKE_BATCH: usize = 16;
 /// // SAFETY: as above.
 /// unsafe {
 ///     assert_eq!(queue.register(first.as_ref(), Waker::noop(), 1, |_| ()), 1);
-///     assert_eq!(queue.cancel(second.as_ref(), |_| ()), 0);
+///     assert_eq!(queue.cancel(second.as_ref(), |_| ()).units(), 0);
 /// }
 /// assert!(!queue.is_waiting());
 /// ```
@@ -625,7 +625,7 @@ unsafe impl WaitSet for Queue {
         }
     }
 
-    unsafe fn cancel(&self, node: Pin<&QueueNode>, on_change: impl FnOnce(bool)) -> usize {
+    unsafe fn cancel(&self, node: Pin<&QueueNode>, on_change: impl FnOnce(bool)) -> Withdrawn {
         let mut on_change = once(on_change);
         let ptr = NonNull::from(node.get_ref());
         let mut list = self.lock();
@@ -644,8 +644,9 @@ unsafe impl WaitSet for Queue {
         // next raise; the units it announced were taken just above.
         node.handed.store_at(false, Ordering::Relaxed);
         drop(list);
-        drop(waker);
-        got
+        // The waker is dropped with the result, after the caller has dealt
+        // with the units (not under the lock either).
+        Withdrawn::new(got, waker)
     }
 }
 
@@ -680,7 +681,7 @@ mod tests {
             // Idle again: the next registration queues it.
             assert_eq!(queue.register(node.as_ref(), Waker::noop(), 3, |_| ()), 0);
             assert!(queue.is_waiting());
-            assert_eq!(queue.cancel(node.as_ref(), |_| ()), 0);
+            assert_eq!(queue.cancel(node.as_ref(), |_| ()).units(), 0);
         }
     }
 
@@ -692,11 +693,11 @@ mod tests {
         unsafe {
             assert_eq!(queue.register(node.as_ref(), Waker::noop(), 1, |_| ()), 0);
             queue.grant(units(1), |_| ());
-            assert_eq!(queue.cancel(node.as_ref(), |_| ()), 1);
+            assert_eq!(queue.cancel(node.as_ref(), |_| ()).units(), 1);
             // No grant left behind for the next wait to find.
             assert_eq!(queue.register(node.as_ref(), Waker::noop(), 1, |_| ()), 0);
             assert!(queue.is_waiting());
-            assert_eq!(queue.cancel(node.as_ref(), |_| ()), 0);
+            assert_eq!(queue.cancel(node.as_ref(), |_| ()).units(), 0);
         }
         assert!(!queue.is_waiting());
     }
@@ -724,7 +725,7 @@ mod tests {
             assert_eq!(queue.register(a.as_ref(), Waker::noop(), 1, |_| ()), 1);
             assert_eq!(queue.register(c.as_ref(), Waker::noop(), 1, |_| ()), 0);
             // Cancelling `b` hands back its partial unit.
-            assert_eq!(queue.cancel(b.as_ref(), |_| ()), 1);
+            assert_eq!(queue.cancel(b.as_ref(), |_| ()).units(), 1);
         }
         queue.grant(units(1), |w| changes.push(w));
         assert_eq!(changes, [true, false]);
@@ -732,7 +733,7 @@ mod tests {
         // SAFETY: as above.
         unsafe {
             assert_eq!(queue.register(c.as_ref(), Waker::noop(), 1, |_| ()), 1);
-            assert_eq!(queue.cancel(c.as_ref(), |_| ()), 0);
+            assert_eq!(queue.cancel(c.as_ref(), |_| ()).units(), 0);
         }
     }
 
@@ -746,7 +747,7 @@ mod tests {
         queue.wake_all(|_| ());
         assert!(!queue.is_waiting());
         // SAFETY: as above.
-        assert_eq!(unsafe { queue.cancel(a.as_ref(), |_| ()) }, 1);
+        assert_eq!(unsafe { queue.cancel(a.as_ref(), |_| ()).units() }, 1);
     }
 
     /// A waker that records its wake-ups in order, and can panic on one.
@@ -876,7 +877,7 @@ mod tests {
         assert_eq!(*woken.lock().unwrap(), [0, 1]);
         // SAFETY: as above.
         unsafe {
-            assert_eq!(queue.cancel(leaked.as_ref(), |_| ()), 1);
+            assert_eq!(queue.cancel(leaked.as_ref(), |_| ()).units(), 1);
             // The parked thread was woken but holds nothing: still queued.
             assert_eq!(queue.register(parked.as_ref(), Waker::noop(), 1, |_| ()), 0);
         }
@@ -885,8 +886,8 @@ mod tests {
         assert_eq!(*woken.lock().unwrap(), [0, 1]);
         // SAFETY: as above.
         unsafe {
-            assert_eq!(queue.cancel(parked.as_ref(), |_| ()), 1);
-            assert_eq!(queue.cancel(last.as_ref(), |_| ()), 0);
+            assert_eq!(queue.cancel(parked.as_ref(), |_| ()).units(), 1);
+            assert_eq!(queue.cancel(last.as_ref(), |_| ()).units(), 0);
         }
     }
 
@@ -920,7 +921,7 @@ mod tests {
         assert_eq!(*woken.lock().unwrap(), [0, 1, 2, 3, 1, 2]);
         for (id, node) in nodes.iter().enumerate() {
             // SAFETY: as above.
-            let got = unsafe { queue.cancel(node.as_ref(), |_| ()) };
+            let got = unsafe { queue.cancel(node.as_ref(), |_| ()).units() };
             assert_eq!(got, usize::from(id < 2), "waiter {id}");
         }
         assert!(!queue.is_waiting());
@@ -941,7 +942,7 @@ mod tests {
         assert_eq!(*woken.lock().unwrap(), (0..count).collect::<Vec<_>>());
         for node in &nodes {
             // SAFETY: as above.
-            unsafe { queue.cancel(node.as_ref(), |_| ()) };
+            drop(unsafe { queue.cancel(node.as_ref(), |_| ()) });
         }
     }
 }
