@@ -15,6 +15,7 @@
 )]
 
 use std::thread;
+use std::time::Duration;
 
 use asyncband::error::{SendError, TrySendError};
 use futures::executor::block_on;
@@ -31,6 +32,28 @@ fn on_small_stack<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> 
         .expect("spawn")
         .join()
         .expect("a large payload fits on a 2 MiB stack")
+}
+
+/// The bound of flavour `F`.
+fn capacity<F: asyncband::Flavour>() -> usize {
+    F::CAPACITY.expect("a bounded flavour")
+}
+
+/// Receives every value after a pause (senders find the channel full and
+/// wait), checks each, and returns how many came.
+fn drain_later<R: Send + 'static>(
+    mut rx: R,
+    mut recv: impl FnMut(&mut R) -> Option<Bulk<{ 32 << 10 }>> + Send + 'static,
+) -> thread::JoinHandle<usize> {
+    thread::spawn(move || {
+        thread::sleep(Duration::from_millis(20));
+        let mut received = 0;
+        while let Some(value) = recv(&mut rx) {
+            value.check(4);
+            received += 1;
+        }
+        received
+    })
 }
 
 /// A payload of `N` bytes, each `byte`.
@@ -85,6 +108,33 @@ macro_rules! large_values {
 
 macro_rules! bounded {
     () => {
+        #[test]
+        fn a_32_kib_value_waits_in_send_blocking_on_a_full_channel_on_a_2_mib_stack() {
+            on_small_stack(|| {
+                #[allow(unused_mut)]
+                let (mut tx, rx) = F::<Bulk<{ 32 << 10 }>>::channel();
+                while tx.try_send(Bulk([4; 32 << 10])).is_ok() {}
+                let drain = drain_later(rx, |rx| rx.recv_blocking().ok());
+                assert!(tx.send_blocking(Bulk([4; 32 << 10])).is_ok());
+                drop(tx);
+                assert_eq!(drain.join().unwrap(), capacity::<F<u8>>() + 1);
+            });
+        }
+
+        #[test]
+        fn a_32_kib_value_waits_in_send_timeout_on_a_full_channel_on_a_2_mib_stack() {
+            on_small_stack(|| {
+                #[allow(unused_mut)]
+                let (mut tx, rx) = F::<Bulk<{ 32 << 10 }>>::channel();
+                while tx.try_send(Bulk([4; 32 << 10])).is_ok() {}
+                let drain = drain_later(rx, |rx| rx.recv_blocking().ok());
+                let timeout = Duration::from_secs(60);
+                assert!(tx.send_timeout(Bulk([4; 32 << 10]), timeout).is_ok());
+                drop(tx);
+                assert_eq!(drain.join().unwrap(), capacity::<F<u8>>() + 1);
+            });
+        }
+
         #[test]
         fn reserving_zero_units_fails_once_the_channel_is_closed() {
             #[allow(unused_mut)]

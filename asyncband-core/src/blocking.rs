@@ -17,6 +17,7 @@ use crate::error::{
 };
 use crate::future::{Recv, Reserve, Send as SendFuture};
 use crate::park::{Backoff, block_on};
+use crate::slot::is_large;
 use crate::storage::Storage;
 
 impl<S: Storage> Chan<S> {
@@ -63,9 +64,41 @@ impl<S: Storage> Chan<S> {
             Ok(()) => Ok(()),
             Err(TrySendError::Disconnected(value)) => Err(SendTimeoutError::Disconnected(value)),
             // SAFETY: forwarded from the caller.
+            Err(TrySendError::Full(value)) if is_large::<S::Item>() => unsafe {
+                self.send_blocking_reserving(cursor, value, deadline)
+            },
+            // SAFETY: forwarded from the caller.
             Err(TrySendError::Full(value)) => unsafe {
                 self.send_blocking_waiting(cursor, value, deadline)
             },
+        }
+    }
+
+    /// [`Chan::send_blocking`] of a large value once the channel was full:
+    /// waits as a reservation, then moves the value once into its slot.
+    /// Waiting as a send future would carry the value through every frame
+    /// of the wait, and a debug build keeps a copy of it per step (a
+    /// 32 KiB value then overflowed a 2 MiB stack). The reservation waits in
+    /// the same line, spinning and parking the same way.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Chan::send_blocking`].
+    #[inline(never)]
+    unsafe fn send_blocking_reserving(
+        &self,
+        cursor: &mut S::ProducerCursor,
+        value: S::Item,
+        deadline: Option<Instant>,
+    ) -> Result<(), SendTimeoutError<S::Item>> {
+        // SAFETY: forwarded from the caller.
+        match unsafe { self.reserve_blocking(cursor, 1, deadline) } {
+            // SAFETY: the unit just reserved; the producer contract is the
+            // caller's.
+            Ok(()) => unsafe { self.push_reserved(cursor, value) }
+                .map_err(|SendError(value)| SendTimeoutError::Disconnected(value)),
+            Err(SendTimeoutError::Timeout(())) => Err(SendTimeoutError::Timeout(value)),
+            Err(SendTimeoutError::Disconnected(())) => Err(SendTimeoutError::Disconnected(value)),
         }
     }
 

@@ -192,6 +192,7 @@ fn miri() -> Result<(), String> {
             "panicking_iterator",
             "polled_again",
             "waker_that_panics",
+            "waker_panics_when_dropped",
             "--skip",
             "large_value",
         ],
