@@ -164,11 +164,15 @@ impl Withdrawn {
 }
 
 impl Drop for Withdrawn {
+    #[inline]
     fn drop(&mut self) {
-        let waker = self.waker.take();
-        // Caught, so that a waker whose drop panics while this thread is
-        // already unwinding (the units' hand-over panicked) cannot abort.
-        let caught = catch_unwind(AssertUnwindSafe(|| drop(waker))).err();
-        resume(caught);
+        if let Some(waker) = self.waker.take() {
+            // Caught, so that a waker whose drop panics while this thread is
+            // already unwinding (the units' hand-over panicked) cannot
+            // abort.
+            if let Err(panic) = catch_unwind(AssertUnwindSafe(|| drop(waker))) {
+                resume(Some(panic));
+            }
+        }
     }
 }
