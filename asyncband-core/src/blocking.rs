@@ -77,9 +77,10 @@ impl<S: Storage> Chan<S> {
     /// [`Chan::send_blocking`] of a large value once the channel was full:
     /// waits as a reservation, then moves the value once into its slot.
     /// Waiting as a send future would carry the value through every frame
-    /// of the wait, and a debug build keeps a copy of it per step (a
-    /// 32 KiB value then overflowed a 2 MiB stack). The reservation waits in
-    /// the same line, spinning and parking the same way.
+    /// of the wait, and a debug build keeps a copy of it per step: enough,
+    /// for a value of tens of KiB, to overflow a thread's default stack. The
+    /// reservation waits in the same line, spinning and parking the same
+    /// way.
     ///
     /// # Safety
     ///
