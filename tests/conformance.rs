@@ -136,6 +136,22 @@ macro_rules! bounded {
         }
 
         #[test]
+        fn reserving_more_than_the_capacity_reports_a_closed_channel_first() {
+            #[allow(unused_mut)]
+            let (mut tx, rx) = F::<u8>::channel();
+            let beyond = capacity::<F<u8>>() + 1;
+            assert!(matches!(
+                tx.try_reserve_many(beyond),
+                Err(TrySendError::Full(()))
+            ));
+            drop(rx);
+            assert!(matches!(
+                tx.try_reserve_many(beyond),
+                Err(TrySendError::Disconnected(()))
+            ));
+        }
+
+        #[test]
         fn reserving_zero_units_fails_once_the_channel_is_closed() {
             #[allow(unused_mut)]
             let (mut tx, rx) = F::<u8>::channel();

@@ -114,12 +114,13 @@ impl Model {
     /// A reservation of `n` slots.
     fn reserve(&mut self, n: usize) -> Sent {
         let cap = self.cap.expect("only bounded channels reserve");
-        if n > cap {
+        if self.is_closed() {
+            // For any count, zero and more than the capacity included: a
+            // closed channel has room for nothing.
+            Sent::Disconnected
+        } else if n > cap {
             // Could never succeed: an error at once, never a wait.
             Sent::Full
-        } else if self.is_closed() {
-            // Also for zero units: a closed channel has room for nothing.
-            Sent::Disconnected
         } else if n == 0 {
             Sent::Ok
         } else if self.queue.len() + self.held + n > cap {

@@ -771,7 +771,8 @@ impl<S: Storage> Chan<S> {
     ///
     /// [`TrySendError::Full`] when fewer than `n` units are free, senders
     /// are queued ahead, or `n` exceeds the capacity, and
-    /// [`TrySendError::Disconnected`] when the channel is closed.
+    /// [`TrySendError::Disconnected`] when the channel is closed, whatever
+    /// `n`.
     ///
     /// # Safety
     ///
@@ -798,12 +799,14 @@ impl<S: Storage> Chan<S> {
         cursor: &mut S::ProducerCursor,
         n: usize,
     ) -> Result<(), TrySendError<()>> {
-        if S::CAPACITY.is_some_and(|cap| n > cap) {
-            return Err(TrySendError::Full(()));
-        }
-        if n == 0 {
+        // A count the storage never acquires (none, or more than it holds)
+        // answers from the close flag first, as every send does.
+        let beyond = S::CAPACITY.is_some_and(|cap| n > cap);
+        if n == 0 || beyond {
             return if self.is_closed() {
                 Err(TrySendError::Disconnected(()))
+            } else if beyond {
+                Err(TrySendError::Full(()))
             } else {
                 Ok(())
             };

@@ -108,8 +108,10 @@
 //!   from the other receivers: a notification handed to a waiting future
 //!   also wakes the receivers waiting behind it, up to the first one
 //!   blocked in a thread, each to look for itself. So while several
-//!   receivers wait in futures, a value wakes each of them (once, until it
-//!   waits again); receivers blocked in threads are woken one per value;
+//!   receivers wait in futures, a value wakes each of them (a receiver woken
+//!   so may be woken again by the next value before it has looked: a
+//!   spurious wake-up); receivers blocked in threads are woken one per
+//!   value;
 //! - a waker that panics in `wake` does not stop the others: every waiter
 //!   that was granted capacity or a notification is woken (at a close:
 //!   every waiting receiver, sender and `closed()` future), then the panic

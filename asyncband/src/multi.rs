@@ -663,7 +663,7 @@ impl<F: Flavour<Senders = Many, Storage: Capacity>> Sender<F> {
     ///
     /// [`TrySendError::Full`] when fewer than `n` slots are free (or senders
     /// are waiting), or when `n` is above the capacity;
-    /// [`TrySendError::Disconnected`] when the channel is closed.
+    /// [`TrySendError::Disconnected`] when the channel is closed, whatever `n`.
     ///
     /// # Examples
     ///

@@ -551,7 +551,7 @@ impl<F: Flavour<Senders = One, Storage: Capacity>> Sender<F> {
     ///
     /// [`TrySendError::Full`] when fewer than `n` slots are free, or when `n`
     /// is above the capacity (it could never succeed);
-    /// [`TrySendError::Disconnected`] when the channel is closed.
+    /// [`TrySendError::Disconnected`] when the channel is closed, whatever `n`.
     ///
     /// # Examples
     ///
