@@ -25,10 +25,10 @@
 //! call is also made for a receiver still counted, one whose
 //! [`Chan::drop_receiver`] has not been called, since the last receiver's
 //! drain takes the values left without claiming them against other
-//! consumers. The [`endpoint`](crate::endpoint) handles
-//! keep these promises in their types (each single endpoint owns its side's
-//! one cursor, and every handle counts itself until it drops), and they are
-//! how safe code, the facade included, moves values.
+//! consumers. The [`endpoint`](crate::endpoint) handles keep these promises
+//! in their types (each single endpoint owns its side's one cursor, and
+//! every handle counts itself until it drops), and they are how safe code,
+//! the facade included, moves values.
 
 use std::fmt;
 use std::mem::ManuallyDrop;
