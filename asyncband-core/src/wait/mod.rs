@@ -61,9 +61,11 @@ pub unsafe trait WaitSet: Default + Send + Sync + std::fmt::Debug + 'static {
     /// changes only when waiters come and go.
     fn is_waiting(&self) -> bool;
 
-    /// Registers `node` (or refreshes its waker) wanting `need` units, and
-    /// returns the units it has been granted so far. A node that was granted
-    /// all it needed is no longer registered and returns `need`.
+    /// Registers `node` (or refreshes its waker) wanting `need` units.
+    /// Returns `need` once the node has been granted all it needs: it is
+    /// then no longer registered, and its units are the caller's. Returns 0
+    /// while the node stays queued, also when it holds part of `need` (those
+    /// units come with the rest, or back from [`WaitSet::cancel`]).
     ///
     /// The waiting flag is stored with `SeqCst` before this returns, so a
     /// `SeqCst` re-check by the caller pairs with the notifier.

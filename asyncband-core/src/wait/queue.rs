@@ -724,6 +724,8 @@ mod tests {
         unsafe {
             assert_eq!(queue.register(a.as_ref(), Waker::noop(), 1, |_| ()), 1);
             assert_eq!(queue.register(c.as_ref(), Waker::noop(), 1, |_| ()), 0);
+            // `b` holds one of its two: still queued, so 0.
+            assert_eq!(queue.register(b.as_ref(), Waker::noop(), 2, |_| ()), 0);
             // Cancelling `b` hands back its partial unit.
             assert_eq!(queue.cancel(b.as_ref(), |_| ()).units(), 1);
         }
