@@ -538,6 +538,59 @@ macro_rules! many_receivers {
             });
         }
 
+        /// `parked` receivers park in `recv_timeout` behind `abandoned`
+        /// registrations left by `poll_recv`; `parked` sends must wake each
+        /// of them at once, one value each. A parked receiver woken to look
+        /// takes one value, so every send that went to an abandoned
+        /// registration needs a parked receiver of its own.
+        fn parked_receivers_are_each_woken_past(abandoned: usize, parked: u32) {
+            within(move || {
+                let (tx, rx) = F::<u32>::channel();
+                let mut left = vec![rx.clone(); abandoned];
+                for stale in &mut left {
+                    assert!(
+                        stale
+                            .poll_recv(&mut Context::from_waker(Waker::noop()))
+                            .is_pending()
+                    );
+                }
+                let waiters: Vec<_> = (0..parked)
+                    .map(|_| {
+                        let rx = rx.clone();
+                        thread::spawn(move || {
+                            let start = Instant::now();
+                            (rx.recv_timeout(STRANDED), start.elapsed())
+                        })
+                    })
+                    .collect();
+                thread::sleep(SETTLE);
+                for value in 0..parked {
+                    tx.try_send(value).unwrap();
+                }
+                let mut got: Vec<u32> = waiters
+                    .into_iter()
+                    .map(|waiter| {
+                        let (got, waited) = waiter.join().unwrap();
+                        assert!(
+                            waited < PROMPTLY,
+                            "woken by a send, not its deadline ({waited:?})"
+                        );
+                        got.expect("a value for every parked receiver")
+                    })
+                    .collect();
+                got.sort_unstable();
+                assert_eq!(got, (0..parked).collect::<Vec<_>>());
+                drop(left);
+            });
+        }
+
+        #[test]
+        fn abandoned_poll_recv_registrations_do_not_keep_any_of_several_parked_receivers_asleep() {
+            for (abandoned, parked) in [(2, 2), (3, 3), (2, 3), (4, 2)] {
+                parked_receivers_are_each_woken_past(abandoned, parked);
+            }
+        }
+
         /// Clones of `rx` whose stream registration is left behind, as by
         /// `timeout(d, stream.next())` firing, and never polled again.
         fn abandoned_streams(rx: &Rx<u32>, count: usize) -> Vec<Rx<u32>> {

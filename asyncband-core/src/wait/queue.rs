@@ -27,9 +27,10 @@
 //! - `grant`: the front node's `got` grows; when it reaches `need` the node
 //!   is unlinked (granted) and woken.
 //! - `notify`: as `grant`; when a node that may not come back (not a parked
-//!   thread) is granted, the waiting nodes behind it, up to the first
-//!   parked one, are woken without units and marked `checked` (they stay
-//!   waiting); a node's next `register` clears the mark.
+//!   thread) is granted, the waiting nodes behind it, up to a parked one
+//!   not woken so yet (one per such grant), are woken without units and
+//!   marked `checked` (they stay waiting); a node's next `register` clears
+//!   the mark.
 //! - `wake_all`: every waiting node is unlinked (keeping its partial `got`)
 //!   and woken.
 //! - `cancel`: any state → idle; the units it held go back to the caller,
@@ -397,10 +398,13 @@ impl Queue {
     /// `mem::forget`, a stream's registration outlives the `next()` that
     /// made it) is granted some, the waiters behind it are woken too,
     /// without units, each to look at the channel for itself: all of them
-    /// up to the first parked thread, which always comes back. Nothing
-    /// tells a waiter that will not come back from one that will, so fewer
-    /// would leave a live waiter asleep behind enough stale ones. Waiters
-    /// already woken so and not registered since are skipped.
+    /// up to a parked thread, which always comes back. Nothing tells a
+    /// waiter that will not come back from one that will, so fewer would
+    /// leave a live waiter asleep behind enough stale ones. Waiters already
+    /// woken so and not registered since are not woken again; a parked
+    /// thread among them takes at most one value when it looks, so it
+    /// answers for one such grant, and each grant wakes a parked thread of
+    /// its own.
     ///
     /// Wakers run after the lock is released; one that panics does not stop
     /// the others or the round, and the first panic is resumed at the end.
@@ -414,7 +418,9 @@ impl Queue {
         let mut batch = WakeBatch::new();
         let mut panic = None;
         let mut granting = true;
-        let mut look_behind = false;
+        // Grants to waiters that may not come back, each still to be
+        // answered by a parked thread woken without units.
+        let mut unanswered = 0usize;
         loop {
             let mut list = self.lock();
             while granting && !batch.is_full() {
@@ -436,7 +442,9 @@ impl Queue {
                     break;
                 }
                 // SAFETY: lock held; `front` is linked, hence valid.
-                look_behind |= check && !unsafe { front.as_ref() }.parked;
+                if check && !unsafe { front.as_ref() }.parked {
+                    unanswered += 1;
+                }
                 // SAFETY: lock held; `front` is linked.
                 unsafe { Self::unlink(&mut list, front) };
                 // SAFETY: lock held; the node stays valid until its owner
@@ -450,11 +458,9 @@ impl Queue {
             // and left queued, so each looks and waits again if it must. A
             // full batch stops the walk; the next round starts it again from
             // the front and skips the marked ones.
-            let mut behind = if look_behind { list.head } else { None };
-            let mut walked = true;
+            let mut behind = if unanswered > 0 { list.head } else { None };
             while let Some(node) = behind {
                 if batch.is_full() {
-                    walked = false;
                     break;
                 }
                 // SAFETY: lock held; `node` is linked, hence valid.
@@ -472,18 +478,24 @@ impl Queue {
                     let waker = inner.waker.clone();
                     *checked = true;
                     batch.push(waker);
-                }
-                if parked {
-                    break;
+                    if parked {
+                        unanswered -= 1;
+                        if unanswered == 0 {
+                            break;
+                        }
+                    }
                 }
                 behind = inner.next;
             }
-            look_behind &= !walked;
+            if behind.is_none() {
+                // Walked to the end: every live waiter has been woken.
+                unanswered = 0;
+            }
             self.set_waiting(&list, &mut on_change);
             drop(list);
             let caught = batch.wake();
             panic = panic.or(caught);
-            if !granting && !look_behind {
+            if !granting && unanswered == 0 {
                 return resume(panic);
             }
         }
@@ -894,7 +906,7 @@ mod tests {
     }
 
     #[test]
-    fn a_notification_to_a_future_wakes_every_waiter_behind_it_up_to_a_parked_thread() {
+    fn a_notification_to_a_future_wakes_every_waiter_behind_it_up_to_a_parked_thread_of_its_own() {
         let queue = Queue::default();
         let (wakers, woken) = recorders(5, None);
         let nodes = [
@@ -917,10 +929,12 @@ mod tests {
         // SAFETY: as above.
         let got = unsafe { queue.register(nodes[2].as_ref(), &waker(2), 1, |_| ()) };
         assert_eq!(got, 0);
-        // The next notification goes to 1; of those behind, only 2 is woken
-        // again: the parked thread has not looked yet.
+        // The next notification goes to 1; of those behind, 2 is woken
+        // again, the parked thread is not (it has not looked yet), and 4 is
+        // woken too: the parked thread takes at most one value, and answers
+        // for the first notification already.
         queue.notify(1);
-        assert_eq!(*woken.lock().unwrap(), [0, 1, 2, 3, 1, 2]);
+        assert_eq!(*woken.lock().unwrap(), [0, 1, 2, 3, 1, 2, 4]);
         for (id, node) in nodes.iter().enumerate() {
             // SAFETY: as above.
             let got = unsafe { queue.cancel(node.as_ref(), |_| ()).units() };
