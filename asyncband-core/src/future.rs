@@ -427,6 +427,23 @@ impl<S: Storage> Chan<S> {
         }
     }
 
+    /// As [`Chan::cancel_recv`], for a receive that gives up without
+    /// looking at the channel again (a dropped future, a blocked thread
+    /// whose deadline passed): a parked thread woken to look for a waiter
+    /// that may not come back ([`crate::wait::Withdrawn::woken_to_look`]) was to answer
+    /// for that waiter's notification, so it passes one on as well.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Chan::cancel_recv`].
+    pub unsafe fn abandon_recv(&self, node: Pin<&RxNode<S>>, registered: &mut bool) {
+        if std::mem::take(registered) {
+            // SAFETY: the caller's contract.
+            let withdrawn = unsafe { self.rx_wait().cancel(node, |_| ()) };
+            self.pass_notifications(withdrawn.units() + usize::from(withdrawn.woken_to_look()));
+        }
+    }
+
     /// Polls for the channel to close; see [`Closed`].
     ///
     /// # Safety
@@ -722,8 +739,9 @@ impl<S: Storage> Drop for Recv<'_, S> {
     fn drop(&mut self) {
         // SAFETY: dropped in place, so still pinned; only used with this chan.
         if let Some(node) = unsafe { Pin::new_unchecked(&self.node) }.get() {
+            // Dropped: whatever woke it last, it did not look.
             // SAFETY: as above.
-            unsafe { self.chan.cancel_recv(node, &mut self.registered) };
+            unsafe { self.chan.abandon_recv(node, &mut self.registered) };
         }
     }
 }
@@ -1158,7 +1176,7 @@ mod tests {
     use std::ops::Deref;
     use std::task::{Context, Waker};
 
-    use super::{Closed, LazyNode, Reserve};
+    use super::{Closed, LazyNode, Recv, Reserve};
     use crate::arity::{Many, One};
     use crate::chan::Chan;
     use crate::ring::Ring;
@@ -1266,5 +1284,65 @@ mod tests {
         assert!(!first.tx_wait().is_waiting(), "the node left behind");
         // SAFETY: as above.
         unsafe { first.close(false) };
+    }
+
+    /// A parked receive woken to look for a leaked one, and dropped
+    /// without looking (its deadline passed as the value came), passes a
+    /// notification on to the receive waiting behind it.
+    fn a_parked_receive_that_gives_up_after_a_wake_to_look_passes_it_on<
+        S: crate::storage::Storage<Item = u32, Senders = Many, Receivers = Many>,
+    >() {
+        use std::pin::pin;
+        use std::sync::Arc;
+        use std::task::Wake;
+
+        struct Count(std::sync::atomic::AtomicUsize);
+        impl Wake for Count {
+            fn wake(self: Arc<Self>) {
+                self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+
+        let chan = Chan::<S>::new();
+        let (mut leaked_cursor, mut parked_cursor, mut live_cursor) =
+            (chan.cursor(), chan.cursor(), chan.cursor());
+        // SAFETY: many consumers: the consumer contract binds nobody, and
+        // every cursor is the same empty one.
+        let mut leaked = Box::pin(unsafe { Recv::new(&chan, &mut leaked_cursor) });
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(leaked.as_mut().poll(&mut cx).is_pending());
+        std::mem::forget(leaked);
+        // SAFETY: as above; dropped by this thread, as on a timeout.
+        let mut parked = Box::pin(unsafe { Recv::parked(&chan, &mut parked_cursor) });
+        assert!(parked.as_mut().poll(&mut cx).is_pending());
+        let woken_behind = Arc::new(Count(std::sync::atomic::AtomicUsize::new(0)));
+        let live_waker = Waker::from(Arc::clone(&woken_behind));
+        // SAFETY: as above.
+        let mut live = pin!(unsafe { Recv::new(&chan, &mut live_cursor) });
+        assert!(
+            live.as_mut()
+                .poll(&mut Context::from_waker(&live_waker))
+                .is_pending()
+        );
+        // The notification goes to the leaked receive; the parked one is
+        // woken to look for it, and gives up without looking.
+        chan.try_send(7).unwrap();
+        assert_eq!(woken_behind.0.load(std::sync::atomic::Ordering::Relaxed), 0);
+        drop(parked);
+        assert!(
+            woken_behind.0.load(std::sync::atomic::Ordering::Relaxed) > 0,
+            "the receive behind is woken"
+        );
+        let polled = live.as_mut().poll(&mut Context::from_waker(&live_waker));
+        assert_eq!(polled, std::task::Poll::Ready(Ok(7)));
+    }
+
+    #[test]
+    fn a_parked_receive_that_gives_up_after_a_wake_to_look_passes_it_on_ring_and_list() {
+        a_parked_receive_that_gives_up_after_a_wake_to_look_passes_it_on::<Ring<u32, 4, Many, Many>>(
+        );
+        a_parked_receive_that_gives_up_after_a_wake_to_look_passes_it_on::<
+            crate::list::List<u32, Many, Many>,
+        >();
     }
 }

@@ -95,10 +95,13 @@ pub unsafe trait WaitSet: Default + Send + Sync + std::fmt::Debug + 'static {
     /// Hands `units` notifications to the front waiters, one each, as
     /// [`WaitSet::grant`] does with `units` units. When a [`Queue`] notifies a
     /// waiter that may never come back (a future, not a parked thread), it
-    /// also wakes the waiters behind it without a notification, up to the
-    /// first parked thread, so that leaked futures and abandoned
-    /// registrations, however many, never keep a notification from a waiter
-    /// that will act on it.
+    /// also wakes the waiters behind it without a notification, up to a
+    /// parked thread not woken so yet, which answers for that notification,
+    /// so that leaked futures and abandoned registrations, however many,
+    /// never keep a notification from a waiter that will act on it. A
+    /// parked thread comes back unless its deadline passes; one that gives
+    /// up after such a wake passes a notification on
+    /// ([`Withdrawn::woken_to_look`]).
     fn notify(&self, units: usize) {
         let mut units = units;
         self.grant(
@@ -124,7 +127,8 @@ pub unsafe trait WaitSet: Default + Send + Sync + std::fmt::Debug + 'static {
     /// Removes `node` if it is registered and returns what it held: the
     /// units granted to it (in full or in part), which the caller must pass
     /// on or give back, and its waker, which the returned value drops after
-    /// that. Idempotent.
+    /// that; and whether it was a parked thread woken to look for itself
+    /// (see [`Withdrawn::woken_to_look`]). Idempotent.
     ///
     /// # Safety
     ///
@@ -150,18 +154,41 @@ pub unsafe trait WaitSet: Default + Send + Sync + std::fmt::Debug + 'static {
 pub struct Withdrawn {
     units: usize,
     waker: Option<Waker>,
+    /// Set by a [`Queue`] for a parked node it had woken to look.
+    woken_to_look: bool,
 }
 
 impl Withdrawn {
     /// `units` taken from a node, with the waker it was registered with.
     pub fn new(units: usize, waker: Option<Waker>) -> Self {
-        Self { units, waker }
+        Self {
+            units,
+            waker,
+            woken_to_look: false,
+        }
     }
 
     /// The units the node held.
     #[must_use]
     pub fn units(&self) -> usize {
         self.units
+    }
+
+    /// Whether the node was a parked thread that a [`Queue`] had woken,
+    /// without units, to look at the channel for a waiter that may not
+    /// come back (see [`WaitSet::notify`]), and that had not registered
+    /// since. Such a thread answers for that notification; one that gives
+    /// up without looking (its deadline passed) must pass a notification
+    /// on, or a waiter behind it may sleep with a value queued.
+    ///
+    /// ```
+    /// use asyncband_core::wait::Withdrawn;
+    ///
+    /// assert!(!Withdrawn::new(0, None).woken_to_look());
+    /// ```
+    #[must_use]
+    pub fn woken_to_look(&self) -> bool {
+        self.woken_to_look
     }
 }
 

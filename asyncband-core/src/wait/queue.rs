@@ -641,8 +641,13 @@ unsafe impl WaitSet for Queue {
         let mut on_change = once(on_change);
         let ptr = NonNull::from(node.get_ref());
         let mut list = self.lock();
+        let mut woken_to_look = false;
         // SAFETY: lock held; the node is pinned by the caller.
         if unsafe { (*inner(ptr)).linked } {
+            // A parked thread still waiting with the mark: woken to look and
+            // not registered since.
+            // SAFETY: lock held; the only reference to the node's mark.
+            woken_to_look = node.parked && std::mem::take(unsafe { &mut *checked(ptr) });
             // SAFETY: lock held; the node is linked in this list.
             unsafe { Self::unlink(&mut list, ptr) };
             self.set_waiting(&list, &mut on_change);
@@ -658,7 +663,11 @@ unsafe impl WaitSet for Queue {
         drop(list);
         // The waker is dropped with the result, after the caller has dealt
         // with the units (not under the lock either).
-        Withdrawn::new(got, waker)
+        Withdrawn {
+            units: got,
+            waker,
+            woken_to_look,
+        }
     }
 }
 
@@ -939,6 +948,55 @@ mod tests {
             // SAFETY: as above.
             let got = unsafe { queue.cancel(node.as_ref(), |_| ()).units() };
             assert_eq!(got, usize::from(id < 2), "waiter {id}");
+        }
+        assert!(!queue.is_waiting());
+    }
+
+    #[test]
+    fn a_parked_waiter_withdrawn_after_a_wake_to_look_says_so_until_it_registers_again() {
+        let queue = Queue::default();
+        let nodes = [
+            Box::pin(QueueNode::default()),
+            Box::pin(QueueNode::default()),
+            Box::pin(QueueNode::parked()),
+        ];
+        for node in &nodes {
+            // SAFETY: pinned, used only with this queue, cancelled below.
+            unsafe { queue.register(node.as_ref(), Waker::noop(), 1, |_| ()) };
+        }
+        // The notification goes to 0; 1 and the parked 2 are woken to look.
+        queue.notify(1);
+        // SAFETY: as above.
+        unsafe {
+            assert!(
+                !queue.cancel(nodes[1].as_ref(), |_| ()).woken_to_look(),
+                "a future"
+            );
+            let again = queue.register(nodes[2].as_ref(), Waker::noop(), 1, |_| ());
+            assert_eq!(again, 0);
+            assert!(
+                !queue.cancel(nodes[2].as_ref(), |_| ()).woken_to_look(),
+                "looked since"
+            );
+            // Again, with 1 in front and 2 behind it.
+            queue.register(nodes[1].as_ref(), Waker::noop(), 1, |_| ());
+            queue.register(nodes[2].as_ref(), Waker::noop(), 1, |_| ());
+        }
+        queue.notify(1);
+        // SAFETY: as above.
+        unsafe {
+            let withdrawn = queue.cancel(nodes[2].as_ref(), |_| ());
+            assert!(withdrawn.woken_to_look(), "woken to look, and leaving");
+            assert_eq!(withdrawn.units(), 0);
+            drop(withdrawn);
+            assert!(
+                !queue.cancel(nodes[2].as_ref(), |_| ()).woken_to_look(),
+                "once"
+            );
+            // 0 and 1 each hold the notification they were granted.
+            for node in &nodes[..2] {
+                assert_eq!(queue.cancel(node.as_ref(), |_| ()).units(), 1);
+            }
         }
         assert!(!queue.is_waiting());
     }
