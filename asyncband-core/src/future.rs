@@ -1308,10 +1308,11 @@ mod tests {
             (chan.cursor(), chan.cursor(), chan.cursor());
         // SAFETY: many consumers: the consumer contract binds nobody, and
         // every cursor is the same empty one.
-        let mut leaked = Box::pin(unsafe { Recv::new(&chan, &mut leaked_cursor) });
+        let mut leaked = pin!(unsafe { Recv::new(&chan, &mut leaked_cursor) });
         let mut cx = Context::from_waker(Waker::noop());
+        // Registered and never polled again: to the queue, as good as
+        // leaked (it is dropped when the test ends).
         assert!(leaked.as_mut().poll(&mut cx).is_pending());
-        std::mem::forget(leaked);
         // SAFETY: as above; dropped by this thread, as on a timeout.
         let mut parked = Box::pin(unsafe { Recv::parked(&chan, &mut parked_cursor) });
         assert!(parked.as_mut().poll(&mut cx).is_pending());
