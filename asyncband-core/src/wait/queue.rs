@@ -35,7 +35,9 @@
 //!   and woken.
 //! - `cancel`: any state → idle; the units it held go back to the caller,
 //!   who passes them on. This is what makes dropping a future that was
-//!   chosen to be woken safe: its grant is never lost.
+//!   chosen to be woken safe: its grant is never lost. A parked node still
+//!   marked `checked` is reported as such, and the caller passes a
+//!   notification on for it too.
 //!
 //! A party that unlinks a node with units in it (`grant`, `wake_all`)
 //! raises the node's `handed` flag with a release store as its last touch
@@ -398,7 +400,9 @@ impl Queue {
     /// `mem::forget`, a stream's registration outlives the `next()` that
     /// made it) is granted some, the waiters behind it are woken too,
     /// without units, each to look at the channel for itself: all of them
-    /// up to a parked thread, which always comes back. Nothing tells a
+    /// up to a parked thread, which comes back (or, giving up at its
+    /// deadline, passes a notification on: [`Withdrawn::woken_to_look`]).
+    /// Nothing tells a
     /// waiter that will not come back from one that will, so fewer would
     /// leave a live waiter asleep behind enough stale ones. Waiters already
     /// woken so and not registered since are not woken again; a parked
