@@ -106,12 +106,13 @@
 //! - futures leaked with `mem::forget` while they wait, or streams whose
 //!   `next()` was dropped while registered, however many, keep no wake-up
 //!   from the other receivers: a notification handed to a waiting future
-//!   also wakes the receivers waiting behind it, up to the first one
-//!   blocked in a thread, each to look for itself. So while several
-//!   receivers wait in futures, a value wakes each of them (a receiver woken
-//!   so may be woken again by the next value before it has looked: a
-//!   spurious wake-up); receivers blocked in threads are woken one per
-//!   value;
+//!   also wakes the receivers waiting behind it, up to one blocked in a
+//!   thread that was not woken so already, each to look for itself (a
+//!   blocked thread whose deadline passes before it looks passes a
+//!   notification on). So while several receivers wait in futures, a value
+//!   wakes each of them (a receiver woken so may be woken again by the next
+//!   value before it has looked: a spurious wake-up); receivers blocked in
+//!   threads are woken one per value;
 //! - a waker that panics in `wake` does not stop the others: every waiter
 //!   that was granted capacity or a notification is woken (at a close:
 //!   every waiting receiver, sender and `closed()` future), then the panic
