@@ -430,8 +430,9 @@ impl<S: Storage> Chan<S> {
     /// As [`Chan::cancel_recv`], for a receive that gives up without
     /// looking at the channel again (a dropped future, a blocked thread
     /// whose deadline passed): a parked thread woken to look for a waiter
-    /// that may not come back ([`crate::wait::Withdrawn::woken_to_look`]) was to answer
-    /// for that waiter's notification, so it passes one on as well.
+    /// that may not come back was to answer for that waiter's notification
+    /// ([`crate::wait::Withdrawn::woken_to_look`]), so it passes one on as
+    /// well.
     ///
     /// # Safety
     ///
