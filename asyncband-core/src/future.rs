@@ -1287,6 +1287,26 @@ mod tests {
         unsafe { first.close(false) };
     }
 
+    /// Counts its wakes.
+    struct Wakes(std::sync::atomic::AtomicUsize);
+
+    impl std::task::Wake for Wakes {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    impl Wakes {
+        fn new() -> (std::sync::Arc<Self>, Waker) {
+            let wakes = std::sync::Arc::new(Self(std::sync::atomic::AtomicUsize::new(0)));
+            (std::sync::Arc::clone(&wakes), Waker::from(wakes))
+        }
+
+        fn count(&self) -> usize {
+            self.0.load(std::sync::atomic::Ordering::Relaxed)
+        }
+    }
+
     /// A parked receive woken to look for a leaked one, and dropped
     /// without looking (its deadline passed as the value came), passes a
     /// notification on to the receive waiting behind it.
@@ -1294,15 +1314,6 @@ mod tests {
         S: crate::storage::Storage<Item = u32, Senders = Many, Receivers = Many>,
     >() {
         use std::pin::pin;
-        use std::sync::Arc;
-        use std::task::Wake;
-
-        struct Count(std::sync::atomic::AtomicUsize);
-        impl Wake for Count {
-            fn wake(self: Arc<Self>) {
-                self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            }
-        }
 
         let chan = Chan::<S>::new();
         let (mut leaked_cursor, mut parked_cursor, mut live_cursor) =
@@ -1317,8 +1328,7 @@ mod tests {
         // SAFETY: as above; dropped by this thread, as on a timeout.
         let mut parked = Box::pin(unsafe { Recv::parked(&chan, &mut parked_cursor) });
         assert!(parked.as_mut().poll(&mut cx).is_pending());
-        let woken_behind = Arc::new(Count(std::sync::atomic::AtomicUsize::new(0)));
-        let live_waker = Waker::from(Arc::clone(&woken_behind));
+        let (woken_behind, live_waker) = Wakes::new();
         // SAFETY: as above.
         let mut live = pin!(unsafe { Recv::new(&chan, &mut live_cursor) });
         assert!(
@@ -1329,14 +1339,71 @@ mod tests {
         // The notification goes to the leaked receive; the parked one is
         // woken to look for it, and gives up without looking.
         chan.try_send(7).unwrap();
-        assert_eq!(woken_behind.0.load(std::sync::atomic::Ordering::Relaxed), 0);
+        assert_eq!(woken_behind.count(), 0);
         drop(parked);
-        assert!(
-            woken_behind.0.load(std::sync::atomic::Ordering::Relaxed) > 0,
-            "the receive behind is woken"
-        );
+        assert!(woken_behind.count() > 0, "the receive behind is woken");
         let polled = live.as_mut().poll(&mut Context::from_waker(&live_waker));
         assert_eq!(polled, std::task::Poll::Ready(Ok(7)));
+    }
+
+    /// As above, but the parked receive is also granted the second value's
+    /// notification before it gives up: it passes that one on, the receive
+    /// it wakes takes a value without using the notification and passes it
+    /// on again, so each receive behind is woken and gets a value.
+    fn a_parked_receive_granted_after_a_wake_to_look_loses_neither_value<
+        S: crate::storage::Storage<Item = u32, Senders = Many, Receivers = Many>,
+    >() {
+        use std::pin::pin;
+        use std::task::Poll;
+
+        let chan = Chan::<S>::new();
+        let mut cursors = [chan.cursor(), chan.cursor(), chan.cursor(), chan.cursor()];
+        let [leaked_cursor, parked_cursor, first_cursor, second_cursor] = &mut cursors;
+        let mut cx = Context::from_waker(Waker::noop());
+        let (woken_first, first_waker) = Wakes::new();
+        let (woken_second, second_waker) = Wakes::new();
+        // SAFETY: many consumers: the consumer contract binds nobody, and
+        // every cursor is the same empty one.
+        let (mut leaked, mut parked, mut first, mut second) = unsafe {
+            (
+                pin!(Recv::new(&chan, leaked_cursor)),
+                Box::pin(Recv::parked(&chan, parked_cursor)),
+                pin!(Recv::parked(&chan, first_cursor)),
+                pin!(Recv::parked(&chan, second_cursor)),
+            )
+        };
+        assert!(leaked.as_mut().poll(&mut cx).is_pending());
+        assert!(parked.as_mut().poll(&mut cx).is_pending());
+        let mut first_cx = Context::from_waker(&first_waker);
+        let mut second_cx = Context::from_waker(&second_waker);
+        assert!(first.as_mut().poll(&mut first_cx).is_pending());
+        assert!(second.as_mut().poll(&mut second_cx).is_pending());
+        // 1 is notified to the leaked receive (the parked one is woken to
+        // look for it), 2 to the parked one, now at the front.
+        chan.try_send(1).unwrap();
+        chan.try_send(2).unwrap();
+        drop(parked);
+        assert!(woken_first.count() > 0, "the first receive behind is woken");
+        let Poll::Ready(Ok(one)) = first.as_mut().poll(&mut first_cx) else {
+            panic!("a value for the first receive");
+        };
+        assert!(
+            woken_second.count() > 0,
+            "so is the second, while a value is queued"
+        );
+        let Poll::Ready(Ok(other)) = second.as_mut().poll(&mut second_cx) else {
+            panic!("a value for the second receive");
+        };
+        assert_eq!(one + other, 3, "1 and 2, once each");
+    }
+
+    #[test]
+    fn a_parked_receive_granted_after_a_wake_to_look_loses_neither_value_ring_and_list() {
+        a_parked_receive_granted_after_a_wake_to_look_loses_neither_value::<Ring<u32, 4, Many, Many>>(
+        );
+        a_parked_receive_granted_after_a_wake_to_look_loses_neither_value::<
+            crate::list::List<u32, Many, Many>,
+        >();
     }
 
     #[test]
