@@ -664,6 +664,17 @@ fn a_timed_out_receive_leaves_no_registration_behind() {
     });
 }
 
+/// Registers a receive on `chan` and forgets it: it stays in the
+/// receivers' wait list and never comes back for what it is handed.
+fn forget_a_registered_recv<S: Storage<Receivers = Many, Cursor = ()>>(chan: &Chan<S>) {
+    let mut cursor = ();
+    // SAFETY: many consumers; the consumer contract binds nobody.
+    let mut recv = Box::pin(unsafe { Recv::new(chan, &mut cursor) });
+    let mut cx = Context::from_waker(Waker::noop());
+    assert!(recv.as_mut().poll(&mut cx).is_pending());
+    std::mem::forget(recv);
+}
+
 #[test]
 fn a_waiting_sender_wakes_a_receiver_a_forgotten_recv_future_left_asleep() {
     loom::model(|| {
@@ -673,16 +684,10 @@ fn a_waiting_sender_wakes_a_receiver_a_forgotten_recv_future_left_asleep() {
             reason = "many consumers' cursor is `()`; named as in every other model"
         )]
         let mut cursor = chan.cursor();
-        {
-            // A receive registered first and then forgotten: it keeps its
-            // place at the front of the receivers' wait list, and the
-            // notification it is given wakes nobody.
-            // SAFETY: many consumers.
-            let mut forgotten = Box::pin(unsafe { Recv::new(&*chan, &mut cursor) });
-            let mut cx = Context::from_waker(Waker::noop());
-            assert!(forgotten.as_mut().poll(&mut cx).is_pending());
-            std::mem::forget(forgotten);
-        }
+        // A receive registered first and then forgotten: it keeps its place
+        // at the front of the receivers' wait list, and the notification it
+        // is given wakes nobody.
+        forget_a_registered_recv(&chan);
         let receiver = {
             let chan = chan.clone();
             thread::spawn(move || recv(&chan, &mut cursor))
@@ -698,46 +703,42 @@ fn a_waiting_sender_wakes_a_receiver_a_forgotten_recv_future_left_asleep() {
     });
 }
 
-/// `forgotten` receives registered first and then forgotten: they stay at
-/// the front of the receivers' wait list and never come back for what they
-/// are handed. Then a receiver parks behind them and one send follows,
-/// nothing after it: only the check wakes that come with a notification to a
-/// future can reach the parked receiver.
-fn one_send_reaches_a_parked_receiver_behind(forgotten: usize) {
+/// `forgotten` receives registered first and then forgotten, at the front
+/// of the receivers' wait list. Then `parked` receivers park behind them
+/// and as many sends follow, nothing after them: only the check wakes that
+/// come with a notification to a future can reach the parked receivers.
+fn sends_reach_parked_receivers_behind(forgotten: usize, parked: u32) {
     loom::model(move || {
         let chan = Chan::<List<u32, Many, Many>>::new();
-        #[allow(
-            clippy::let_unit_value,
-            reason = "many consumers' cursor is `()`; named as in every other model"
-        )]
-        let mut cursor = chan.cursor();
         for _ in 0..forgotten {
-            // SAFETY: many consumers.
-            let mut recv = Box::pin(unsafe { Recv::new(&*chan, &mut cursor) });
-            let mut cx = Context::from_waker(Waker::noop());
-            assert!(recv.as_mut().poll(&mut cx).is_pending());
-            std::mem::forget(recv);
+            forget_a_registered_recv(&chan);
         }
-        let receiver = {
-            let chan = chan.clone();
-            thread::spawn(move || recv(&chan, &mut cursor))
-        };
-        send(&chan, &mut (), 1);
-        assert_eq!(receiver.join().unwrap(), 1);
+        let receivers: Vec<_> = (0..parked)
+            .map(|_| {
+                let chan = chan.clone();
+                thread::spawn(move || recv(&chan, &mut ()))
+            })
+            .collect();
+        for value in 0..parked {
+            send(&chan, &mut (), value);
+        }
+        let mut got: Vec<u32> = receivers.into_iter().map(|r| r.join().unwrap()).collect();
+        got.sort_unstable();
+        assert_eq!(got, (0..parked).collect::<Vec<_>>());
     });
 }
 
 #[test]
 fn a_parked_receiver_is_woken_by_the_one_send_a_forgotten_recv_future_was_notified_of() {
     // Without the check wake: a loom deadlock.
-    one_send_reaches_a_parked_receiver_behind(1);
+    sends_reach_parked_receivers_behind(1, 1);
 }
 
 #[test]
 fn a_parked_receiver_is_woken_by_the_one_send_behind_two_forgotten_recv_futures() {
     // With a check wake that stops at one waiter behind the notified one
     // (the second forgotten receive): a loom deadlock.
-    one_send_reaches_a_parked_receiver_behind(2);
+    sends_reach_parked_receivers_behind(2, 1);
 }
 
 #[test]
@@ -782,4 +783,53 @@ fn a_thread_parked_on_two_receives_is_woken_by_either_and_takes_exactly_one() {
         };
         assert!(left.is_ok(), "the receive not chosen took nothing");
     });
+}
+
+#[test]
+fn two_sends_reach_two_parked_receivers_behind_two_forgotten_recv_futures() {
+    // Each notification handed to a forgotten receive wakes a parked
+    // receiver of its own: a check wake that stops at a receiver an earlier
+    // one already sent to look leaves the second parked receiver asleep with
+    // the second value queued (a loom deadlock).
+    sends_reach_parked_receivers_behind(2, 2);
+}
+
+/// A forgotten receive, then a receive of a thread that parks, then a
+/// receiver thread in `recv_blocking`. The one send's notification goes to
+/// the forgotten receive, and the parked receive is woken to look for it;
+/// it gives up instead (as at a deadline), and must pass that on to the
+/// receiver behind it, whose registration races with the send.
+fn a_parked_receive_that_gives_up_after_a_wake_to_look_passes_it_on<S>()
+where
+    S: Storage<Item = u32, Senders = Many, Receivers = Many, Cursor = ()> + Send + Sync + 'static,
+{
+    loom::model(|| {
+        let chan = Chan::<S>::new();
+        let mut cx = Context::from_waker(Waker::noop());
+        forget_a_registered_recv(&chan);
+        let mut parked_cursor = ();
+        // SAFETY: many consumers; the consumer contract binds nobody. The
+        // future is dropped by this thread, which plays the one that parks
+        // on it.
+        let mut parked = Box::pin(unsafe { Recv::parked(&*chan, &mut parked_cursor) });
+        assert!(parked.as_mut().poll(&mut cx).is_pending());
+        let receiver = {
+            let chan = chan.clone();
+            thread::spawn(move || recv(&chan, &mut ()))
+        };
+        chan.try_send(1).unwrap();
+        // Without the notification passed on here: a loom deadlock.
+        drop(parked);
+        assert_eq!(receiver.join().unwrap(), 1);
+    });
+}
+
+#[test]
+fn a_parked_receive_that_gives_up_after_a_wake_to_look_passes_it_on_ring() {
+    a_parked_receive_that_gives_up_after_a_wake_to_look_passes_it_on::<Ring<u32, 2, Many, Many>>();
+}
+
+#[test]
+fn a_parked_receive_that_gives_up_after_a_wake_to_look_passes_it_on_list() {
+    a_parked_receive_that_gives_up_after_a_wake_to_look_passes_it_on::<List<u32, Many, Many>>();
 }

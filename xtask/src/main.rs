@@ -48,6 +48,8 @@ const LOOM_QUICK: &[&str] = &[
     "a_waiting_sender_wakes_a_receiver_a_forgotten_recv_future_left_asleep",
     "a_parked_receiver_is_woken_by_the_one_send_a_forgotten_recv_future_was_notified_of",
     "a_parked_receiver_is_woken_by_the_one_send_behind_two_forgotten_recv_futures",
+    "two_sends_reach_two_parked_receivers_behind_two_forgotten_recv_futures",
+    "a_parked_receive_that_gives_up_after_a_wake_to_look_passes_it_on",
     "a_thread_parked_on_two_receives_is_woken_by_either_and_takes_exactly_one",
 ];
 
