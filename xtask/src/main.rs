@@ -199,6 +199,23 @@ fn miri() -> Result<(), String> {
             "large_value",
         ],
         &envs,
+    )?;
+    // The liveness tests, a few sequences each: many waiters linked at
+    // once, some of them forgotten, whose leaks are the test's own.
+    cargo(
+        &[
+            "+nightly",
+            "miri",
+            "test",
+            "-p",
+            "asyncband-tests",
+            "--test",
+            "liveness",
+        ],
+        &[
+            ("MIRIFLAGS", "-Zmiri-strict-provenance -Zmiri-ignore-leaks"),
+            ("CARGO_TARGET_DIR", "target/miri"),
+        ],
     )
 }
 
