@@ -147,10 +147,6 @@ fn loom(quick: bool) -> Result<(), String> {
 }
 
 fn miri() -> Result<(), String> {
-    let envs = [
-        ("MIRIFLAGS", "-Zmiri-strict-provenance"),
-        ("CARGO_TARGET_DIR", "target/miri"),
-    ];
     run(
         "rustup",
         &[
@@ -163,29 +159,13 @@ fn miri() -> Result<(), String> {
         ],
         &[],
     )?;
-    cargo(
-        &["+nightly", "miri", "test", "-p", "asyncband-core", "--lib"],
-        &envs,
-    )?;
-    cargo(
-        &[
-            "+nightly",
-            "miri",
-            "test",
-            "-p",
-            "asyncband-tests",
-            "--test",
-            "miri_subset",
-        ],
-        &envs,
-    )?;
+    let strict = "-Zmiri-strict-provenance";
+    miri_test(&["-p", "asyncband-core", "--lib"], strict)?;
+    miri_test(&["-p", "asyncband-tests", "--test", "miri_subset"], strict)?;
     // The misuse tests that run on one thread. The large-value one is left
     // out: it leaks its value in flight by design, which Miri reports.
-    cargo(
+    miri_test(
         &[
-            "+nightly",
-            "miri",
-            "test",
             "-p",
             "asyncband-tests",
             "--test",
@@ -198,24 +178,24 @@ fn miri() -> Result<(), String> {
             "--skip",
             "large_value",
         ],
-        &envs,
+        strict,
     )?;
     // The liveness tests, a few sequences each: many waiters linked at
     // once, some of them forgotten, whose leaks are the test's own.
+    miri_test(
+        &["-p", "asyncband-tests", "--test", "liveness"],
+        "-Zmiri-strict-provenance -Zmiri-ignore-leaks",
+    )
+}
+
+/// `cargo +nightly miri test ARGS` with `flags` as `MIRIFLAGS`, built in
+/// `target/miri`.
+fn miri_test(args: &[&str], flags: &str) -> Result<(), String> {
+    let mut command = vec!["+nightly", "miri", "test"];
+    command.extend_from_slice(args);
     cargo(
-        &[
-            "+nightly",
-            "miri",
-            "test",
-            "-p",
-            "asyncband-tests",
-            "--test",
-            "liveness",
-        ],
-        &[
-            ("MIRIFLAGS", "-Zmiri-strict-provenance -Zmiri-ignore-leaks"),
-            ("CARGO_TARGET_DIR", "target/miri"),
-        ],
+        &command,
+        &[("MIRIFLAGS", flags), ("CARGO_TARGET_DIR", "target/miri")],
     )
 }
 
