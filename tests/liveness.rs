@@ -53,9 +53,9 @@ struct Waiter<T> {
     wakes: Arc<WakeCounter>,
     answered: usize,
     what: &'static str,
-    /// For senders: the value, and when it began to wait (a step count).
+    /// For senders: the value. Values are numbered in the order senders
+    /// begin to wait, so it also says which waited longer.
     value: u32,
-    since: usize,
 }
 
 impl<T> Waiter<T> {
@@ -66,7 +66,6 @@ impl<T> Waiter<T> {
             answered: 0,
             what,
             value: 0,
-            since: 0,
         }
     }
 
@@ -260,14 +259,13 @@ where
     let mut next = 0u32;
     for step in 0..STEPS {
         let _ = write!(trace, "\n{step}: ");
-        // When the latest sender to get through after waiting began to wait.
-        let mut served_since = None;
+        // The latest value of a sender that got through after waiting.
+        let mut served = None;
         for _ in 0..rng.between(1, 4) {
             match rng.below(10) {
                 0..=3 => {
                     let mut waiter = (channel.wait)(&mut rng, next);
                     waiter.value = next;
-                    waiter.since = step;
                     let _ = write!(trace, "{} {next}; ", waiter.what);
                     next += 1;
                     match waiter.poll() {
@@ -297,7 +295,7 @@ where
         settle(&mut live, |waiter, sent| {
             assert!(sent, "the channel stays open");
             accepted.push(waiter.value);
-            served_since = served_since.max(Some(waiter.since));
+            served = served.max(Some(waiter.value));
         });
         let taken = (channel.len)() + given_up.woken();
         let asleep: Vec<_> = live.iter().map(|waiter| waiter.what).collect();
@@ -306,9 +304,9 @@ where
             "room for {} while live senders sleep: {asleep:?}{trace}",
             channel.capacity.saturating_sub(taken)
         );
-        if let Some(since) = served_since {
+        if let Some(served) = served {
             assert!(
-                live.iter().all(|waiter| waiter.since >= since),
+                live.iter().all(|waiter| waiter.value > served),
                 "a sender got through ahead of a live one that waited longer{trace}"
             );
         }
