@@ -67,8 +67,10 @@ pub unsafe trait WaitSet: Default + Send + Sync + std::fmt::Debug + 'static {
     /// while the node stays queued, also when it holds part of `need` (those
     /// units come with the rest, or back from [`WaitSet::cancel`]).
     ///
-    /// The waiting flag is stored with `SeqCst` before this returns, so a
-    /// `SeqCst` re-check by the caller pairs with the notifier.
+    /// The waiting flag is raised with a `SeqCst` store before this
+    /// returns (by this call, or, where it was already up, by the call that
+    /// raised it, which happens before this one), so a `SeqCst` re-check by
+    /// the caller pairs with the notifier.
     ///
     /// `on_change(true)` runs under the set's lock when it goes from empty to
     /// non-empty, `on_change(false)` when it becomes empty (queues only).

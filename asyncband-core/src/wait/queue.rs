@@ -48,8 +48,10 @@
 //! owner, or under the lock whenever the units are taken there.
 //!
 //! The `waiting` flag mirrors "the list is not empty". It is stored with
-//! `SeqCst` under the lock on every change (see the store-buffer race in the
-//! module docs of `wait`).
+//! `SeqCst` under the lock on every change, and only then (see the
+//! store-buffer race in the module docs of `wait`): a waiter that joins a
+//! list that was not empty relies on the store that raised the flag, made
+//! under the same lock before it.
 
 use std::fmt;
 use std::marker::PhantomPinned;
@@ -263,7 +265,18 @@ impl WakeBatch {
     /// that panics does not stop the others: each of them was handed units
     /// or a notification, so it must run. The first panic is returned, for
     /// the caller to resume once the queue is consistent again.
+    #[inline]
     fn wake(&mut self) -> Option<Panic> {
+        if self.woken == self.len {
+            return None;
+        }
+        self.wake_pending()
+    }
+
+    /// [`WakeBatch::wake`] with wakers to run: out of line, so that an empty
+    /// batch (every `Drop`, most rounds of a grant) costs a comparison.
+    #[inline(never)]
+    fn wake_pending(&mut self) -> Option<Panic> {
         let mut panic = None;
         while self.woken < self.len {
             // SAFETY: slots `woken..len` hold wakers written by `push` and
@@ -320,9 +333,13 @@ impl Queue {
         // ORDERING: Relaxed; only written under the lock, read here under it.
         if self.waiting.load(Ordering::Relaxed) != waiting {
             on_change(waiting);
+            // ORDERING: SeqCst: the waiter's flag write of the store-buffer
+            // race. An unchanged flag needs no store: the `SeqCst` store
+            // that last wrote it was made under this lock, so it happens
+            // before the caller's re-check, and a notifier whose `SeqCst`
+            // load misses it comes before it in the total order.
+            self.waiting.store_sc(waiting);
         }
-        // ORDERING: SeqCst: the waiter's flag write of the store-buffer race.
-        self.waiting.store_sc(waiting);
     }
 
     /// Appends `node` at the back.
@@ -516,8 +533,10 @@ fn once(on_change: impl FnOnce(bool)) -> impl FnMut(bool) {
     }
 }
 
-// SAFETY: `register` stores the flag with SeqCst under the lock; grants go
-// front to back and are only taken back through `cancel`, which returns them.
+// SAFETY: when `register` returns with the node queued, the flag is up, and
+// the SeqCst store that raised it (under the lock) happens before the return;
+// grants go front to back and are only taken back through `cancel`, which
+// returns them.
 unsafe impl WaitSet for Queue {
     type Node = QueueNode;
 
