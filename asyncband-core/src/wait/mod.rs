@@ -21,9 +21,11 @@
 //!
 //! A waiter raises its flag and then re-checks the condition it waits for; a
 //! notifier changes the condition and then loads the flag. Acquire/release
-//! alone allows both loads to miss. Here the flag is always written with
-//! `SeqCst` inside [`WaitSet::register`], the caller's re-check is a `SeqCst`
-//! load, [`WaitSet::is_waiting`] is a `SeqCst` load, and every notifier's
+//! alone allows both loads to miss. Here the flag is raised with a `SeqCst`
+//! store inside [`WaitSet::register`] (a queue's once for as long as its
+//! list stays non-empty: a waiter that joins others relies on the store
+//! that raised it, made under the queue's lock before it), the caller's
+//! re-check is a `SeqCst` load, [`WaitSet::is_waiting`] is a `SeqCst` load, and every notifier's
 //! change to the condition is a `SeqCst` store or read-modify-write. In the
 //! single total order of those operations one of the two loads must see the
 //! other side's write. The storage modules state, for each condition, which
