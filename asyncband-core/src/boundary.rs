@@ -91,7 +91,7 @@ impl Boundary {
     pub(crate) fn close_single(
         &self,
         from_producer: bool,
-        fence: &Fence,
+        fence: &impl Fence,
         published: impl FnOnce() -> u64,
     ) -> bool {
         let closed = self.close();

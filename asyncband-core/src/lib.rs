@@ -1,29 +1,33 @@
 //! The shared lock-free core of [asyncband](https://docs.rs/asyncband).
 //!
-//! Users depend on `asyncband`; this crate holds the machinery its six
-//! channels are instantiated from, one axis per module:
+//! Users depend on `asyncband`; this crate holds the machinery its channels
+//! are instantiated from, one axis per module:
 //!
 //! | axis | modules |
 //! | --- | --- |
-//! | storage | [`ring`] (bounded), [`list`] (unbounded), behind the [`storage`] seam; each keeps its positions in the cursor types of its topology ([`RingTopology`](ring::RingTopology), [`ListTopology`](list::ListTopology)); a single endpoint's own cursor ([`Storage::Cursor`](storage::Storage::Cursor), [`Storage::ProducerCursor`](storage::Storage::ProducerCursor)) lives in that endpoint |
+//! | storage | [`ring`] (bounded), [`list`] (unbounded), behind the [`storage`] seam; each keeps its positions in the cursors of its topology |
 //! | arity | [`arity`]: [`One`](arity::One) or [`Many`](arity::Many) per side, a type parameter |
-//! | waiting | [`wait`] ([`Cell`](wait::Cell) for one endpoint, [`Queue`](wait::Queue) for many), [`park`] for threads |
-//! | composition | [`chan`]: one generic [`Chan`](chan::Chan), its [`future`]s |
-//! | endpoints | [`endpoint`]: the handles that own each side's right to act, so that safe code can use [`Chan`](chan::Chan) |
+//! | waiting | [`wait`]: the [`Park`](wait::Park) or [`Spin`](wait::Spin) policy, its wait sets and fences, and every loop a waiting thread runs |
+//! | composition | [`chan`]: one generic [`Chan`](chan::Chan) and its futures |
+//! | endpoints | [`endpoint`]: the handles that own each side's right to act, the only way to move values |
+//!
+//! What is public is the endpoint layer and read-only queries: every
+//! operation that changes counts, capacity or waiting state is
+//! crate-private or `unsafe`.
 //!
 //! # Guarantees
 //!
 //! - **Lock-free fast paths.** A send or receive that does not wait takes
 //!   no lock and allocates nothing: a single side moves a value with plain
-//!   loads and one `SeqCst` store of its own index; a multi side claims its
+//!   loads and one store of its own index; a multi side claims its
 //!   position with one compare-exchange. Whether anybody waits costs one
-//!   `SeqCst` load of a read-mostly word.
+//!   `SeqCst` load of a read-mostly word (nothing, for a spin channel).
 //! - **Nothing lost.** Every value is dropped exactly once: received, handed
 //!   back in an error, or dropped when the last receiver goes. A send that
 //!   returned `Ok` is received by a receiver that keeps receiving until the
 //!   channel reports it closed, even when `close` races with it.
 //! - **Fair capacity.** Senders waiting for capacity are granted it in the
-//!   order they began to wait; queued values plus held permits plus granted
+//!   order they began to wait; queued values plus held units plus granted
 //!   capacity never exceed the bound.
 //! - **Cancel safety.** Dropping any future at any point loses no value and
 //!   no wake-up.
@@ -31,8 +35,8 @@
 //! # Verification
 //!
 //! Under `--cfg asyncband_loom` every atomic, lock and cell comes from loom
-//! (see [`sync`](crate) internals), blocks shrink to two slots, and the
-//! models in `tests/loom.rs` check each protocol.
+//! (the private `sync` module), blocks shrink to two slots, and the models
+//! in `src/tests.rs` check each protocol.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -46,20 +50,18 @@ pub mod arity;
 pub mod chan;
 pub mod endpoint;
 pub mod error;
-pub mod future;
 pub mod list;
-pub mod park;
 pub mod ring;
 pub mod storage;
 pub mod wait;
 
-mod blocking;
 mod boundary;
 mod slot;
 mod sync;
 mod unwind;
 
-pub use slot::{NoStamp, Stamp, Stamped};
+#[cfg(all(test, asyncband_loom))]
+mod tests;
 
 /// The reference count that endpoints share a [`Chan`](chan::Chan) through.
 #[doc(hidden)]

@@ -1,17 +1,22 @@
-//! The seam between topology and storage.
+//! The seam between topology and storage, and the cursors through which
+//! each side acts on it.
 //!
 //! A [`Storage`] holds the values of one channel and implements the cursor
-//! claims for its producer and consumer [arity](crate::arity). It knows
-//! nothing of waiting: it reports `Full`, `Empty` or `Busy`, and the channel
-//! ([`Chan`](crate::chan::Chan)) decides who waits and who is woken. The two
+//! claims for its producer and consumer [arity](crate::arity) and its
+//! [wait policy](crate::wait) (which only decides how a single endpoint
+//! publishes). It knows nothing else of waiting: it reports `Full`, `Empty`
+//! or `Busy`, and the channel decides who waits and who is woken. The two
 //! storages are the bounded [`Ring`](crate::ring::Ring) and the unbounded
-//! [`List`](crate::list::List); bounded storages also implement
-//! [`Capacity`], the accounting behind permits and fair waiting.
+//! [`List`](crate::list::List); bounded ones also implement [`Capacity`].
+//!
+//! Its operations are `unsafe` and hidden: only the channel calls them,
+//! through the endpoints, which carry the contracts in their types.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use crate::arity::{Arity, Many};
+use crate::arity::Arity;
 use crate::unwind::resume;
+use crate::wait::{Latch, Wait};
 
 /// Why a value could not be pushed; the value is handed back.
 #[derive(Debug, PartialEq, Eq)]
@@ -28,153 +33,146 @@ pub enum PopError {
     /// Nothing was pushed that has not been popped.
     Empty,
     /// The next value in order has been claimed by a producer that is still
-    /// writing it. It will be ready in a moment. Unless the storage says
-    /// [`Storage::NOTIFIES_BUSY`], the caller must not sleep on it (the
-    /// producer may not see the waiting flag) and retries instead.
+    /// writing it. Unless the storage says [`Storage::NOTIFIES_BUSY`], the
+    /// caller must not sleep on it (the producer may not see the waiting
+    /// flag) and retries instead.
     Busy,
     /// The storage is closed and every value pushed before the close has
     /// been popped.
     Closed,
 }
 
-/// Storage for the values of one channel.
+/// Storage for the values of one channel. Sealed by its contract: only
+/// this crate's [`Ring`](crate::ring::Ring) and [`List`](crate::list::List)
+/// implement it.
 ///
 /// # Safety
 ///
-/// Implementations must deliver every pushed value exactly once, keep each
+/// Implementations deliver every pushed value exactly once, keep each
 /// producer's values in order, never hand out a value pushed after `close`
 /// linearised, and make the condition changes that waiters wait for
 /// (publishing a value, freeing capacity, closing) `SeqCst` operations, as
-/// the store-buffer argument in [`crate::wait`] requires. Methods marked
-/// "single side" may race only with the other side's methods. With many
-/// consumers [`Storage::Cursor`], and with many producers
-/// [`Storage::ProducerCursor`], is zero-sized and holds nothing.
+/// the store-buffer argument in [`crate::wait`] requires. A storage is
+/// `Send` and `Sync` whenever its `Item` is `Send` (the channel's own
+/// `Send` and `Sync` rest on this). Methods marked "single side" may race
+/// only with the other side's methods.
 ///
 /// # Cursors
 ///
 /// A single consumer keeps a [`Storage::Cursor`] and passes it by `&mut` to
 /// every consumer-side method: the cursor is the right to act as the
-/// consumer, and it holds what only the consumer reads (the spsc ring's own
-/// position, a copy of a single producer's position, the list's current
-/// block). A single producer does the same with a
-/// [`Storage::ProducerCursor`] (the spsc ring's own position and its copy
-/// of the consumer's, the list's tail block) on every producer-side method.
-/// What others read stays in the storage and is written only under that
-/// right: the published positions (for queries, the other side and the
-/// drain; in the list and the many-producer ring a position is its
-/// published word itself), held units, and each single side's fence, whose
-/// count sits beside the mode it reads on every push or pop. With many
-/// producers or many consumers, that side's cursor is zero-sized and holds
-/// nothing, so that each of them may conjure one as it acts.
+/// consumer and holds what only the consumer reads. A single producer does
+/// the same with a [`Storage::ProducerCursor`]. What others read stays in
+/// the storage. With many producers or many consumers that side's cursor is
+/// zero-sized and holds nothing, so each of them may conjure one as it acts
+/// ([`conjured`]).
 pub unsafe trait Storage: Sized + std::fmt::Debug {
     /// The values stored.
     type Item;
     /// A consumer's hold on the next value between [`Storage::front`] and
     /// [`Storage::release_front`].
+    #[doc(hidden)]
     type Front;
-    /// The consumer's right to act and what only it reads (see "Cursors"
-    /// above); nothing for many consumers.
-    type Cursor: std::fmt::Debug + Unpin;
-    /// The producer's right to act and what only it reads (see "Cursors"
-    /// above); nothing for many producers.
-    type ProducerCursor: std::fmt::Debug + Unpin;
+    /// The consumer's right to act and what only it reads.
+    #[doc(hidden)]
+    type Cursor: std::fmt::Debug + Unpin + Send + Sync;
+    /// The producer's right to act and what only it reads.
+    #[doc(hidden)]
+    type ProducerCursor: std::fmt::Debug + Unpin + Send + Sync;
     /// Producer arity.
     type Senders: Arity;
     /// Consumer arity.
     type Receivers: Arity;
+    /// How the channel waits.
+    type Wait: Wait;
     /// The bound, or `None` for unbounded storage.
     const CAPACITY: Option<usize>;
     /// Whether a receiver may sleep on [`PopError::Busy`]: the producer
     /// writing the value publishes it with a `SeqCst` store and then checks
-    /// the receivers' waiting flag (`SeqCst`), so a receiver that registers
-    /// (a `SeqCst` store of the flag) and then still finds the value
-    /// unpublished (a `SeqCst` load) is woken by that producer. The storages
-    /// say so for large values with many producers (`Slot::publish`), where
-    /// a receiver spinning on a 1 KiB copy kept the tasks of a tokio
-    /// runtime on different workers.
+    /// the receivers' waiting flag, so a receiver that registers and then
+    /// still finds the value unpublished is woken by that producer. True
+    /// for large values with many producers (`Slot::publish`), where
+    /// spinning on a 1 KiB copy kept a runtime's tasks on different workers.
+    #[doc(hidden)]
     const NOTIFIES_BUSY: bool = false;
 
     /// Empty, open storage.
+    #[doc(hidden)]
     fn new() -> Self;
 
-    /// A cursor for the consumer, at the position the storage has
-    /// published. A single consumer is made one when its channel is made,
-    /// and uses no other.
+    /// The consumer's cursor, at the position the storage has published.
+    /// A single consumer gets one when its channel is made and uses no
+    /// other.
+    #[doc(hidden)]
     fn cursor(&self) -> Self::Cursor;
 
-    /// A cursor for the producer, at the position the storage has
-    /// published. A single producer is made one when its channel is made,
-    /// and uses no other.
+    /// The producer's cursor, likewise.
+    #[doc(hidden)]
     fn producer_cursor(&self) -> Self::ProducerCursor;
 
-    /// Pushes `value` if there is capacity now.
+    /// Pushes the value in `*value` if there is capacity now, taking it out
+    /// only once it has a place, so a large value is copied once, straight
+    /// into its slot.
     ///
     /// # Errors
     ///
-    /// Hands `value` back in [`PushError::Full`] when no capacity is free or
-    /// senders are queued ahead (never for unbounded storage), and in
-    /// [`PushError::Closed`] when the storage is closed.
+    /// [`PushError::Full`] when no capacity is free or senders are queued
+    /// ahead (never for unbounded storage), [`PushError::Closed`] when
+    /// closed; either way the value is still in `*value`.
     ///
     /// # Safety
     ///
     /// The producer contract: with a single producer, `cursor` came from
-    /// [`Storage::producer_cursor`] of this storage, and no other producer
-    /// cursor of it has been used since it was made. (Every producer-side
-    /// call takes the cursor by `&mut`, so no two of them overlap.)
-    unsafe fn try_push(
-        &self,
-        cursor: &mut Self::ProducerCursor,
-        value: Self::Item,
-    ) -> Result<(), PushError<Self::Item>>;
-
-    /// As [`Storage::try_push`], with the value in `*value`. A send future
-    /// pushes straight from its own field: the ring moves the value out only
-    /// once it has a slot for it, so a large value is copied once, into the
-    /// slot, and one that does not fit is not copied at all. This default
-    /// takes it first and puts it back when the push fails.
-    ///
-    /// # Errors
-    ///
-    /// As [`Storage::try_push`]; the value is then back in `*value`.
-    ///
-    /// # Safety
-    ///
-    /// As for [`Storage::try_push`], and `*value` holds a value.
+    /// [`Storage::producer_cursor`] of this storage and is the only one in
+    /// use. `*value` holds a value.
+    #[doc(hidden)]
     unsafe fn try_push_from(
         &self,
         cursor: &mut Self::ProducerCursor,
         value: &mut Option<Self::Item>,
-    ) -> Result<(), PushError<()>> {
-        let item = value.take().expect("a value to push");
-        // SAFETY: forwarded from the caller.
-        match unsafe { self.try_push(cursor, item) } {
-            Ok(()) => Ok(()),
-            Err(PushError::Full(item)) => {
-                *value = Some(item);
-                Err(PushError::Full(()))
-            }
-            Err(PushError::Closed(item)) => {
-                *value = Some(item);
-                Err(PushError::Closed(()))
-            }
-        }
+    ) -> Result<(), PushError<()>>;
+
+    /// [`Storage::try_push_from`] with the value by value.
+    ///
+    /// # Errors
+    ///
+    /// As [`Storage::try_push_from`], with the value handed back.
+    ///
+    /// # Safety
+    ///
+    /// The producer contract of [`Storage::try_push_from`].
+    #[doc(hidden)]
+    #[inline]
+    unsafe fn try_push(
+        &self,
+        cursor: &mut Self::ProducerCursor,
+        value: Self::Item,
+    ) -> Result<(), PushError<Self::Item>> {
+        let mut value = Some(value);
+        // SAFETY: forwarded from the caller; `value` holds a value.
+        let refused = match unsafe { self.try_push_from(cursor, &mut value) } {
+            Ok(()) => return Ok(()),
+            Err(refused) => refused,
+        };
+        // SAFETY: a refused push leaves the value in place.
+        let value = unsafe { value.unwrap_unchecked() };
+        Err(match refused {
+            PushError::Full(()) => PushError::Full(value),
+            PushError::Closed(()) => PushError::Closed(value),
+        })
     }
 
     /// Pops the next value.
     ///
     /// # Errors
     ///
-    /// [`PopError::Empty`] when no value is stored and the storage is open,
-    /// [`PopError::Busy`] when the next value is claimed but still being
-    /// written, and [`PopError::Closed`] when the storage is closed and
-    /// drained.
+    /// [`PopError::Empty`], [`PopError::Busy`] or [`PopError::Closed`].
     ///
     /// # Safety
     ///
     /// The consumer contract: with a single consumer, `cursor` came from
-    /// [`Storage::cursor`] of this storage, and no other cursor of it has
-    /// been used since it was made. (Every consumer-side call takes the
-    /// cursor by `&mut`, so no two of them overlap.)
+    /// [`Storage::cursor`] of this storage and is the only one in use.
+    #[doc(hidden)]
     unsafe fn try_pop(&self, cursor: &mut Self::Cursor) -> Result<Self::Item, PopError> {
         // SAFETY: forwarded from the caller.
         let mut front = unsafe { self.front(cursor) }?;
@@ -187,9 +185,8 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
 
     /// A pop in three steps, for a caller that acts between them: `front`
     /// finds the next value (and, with many consumers, claims it),
-    /// [`Storage::take_front`] moves it out, and [`Storage::release_front`]
-    /// frees its place for the producers, after which the caller wakes a
-    /// sender waiting for that place.
+    /// [`Storage::take_front`] moves it out, [`Storage::release_front`]
+    /// frees its place for the producers.
     ///
     /// # Errors
     ///
@@ -197,25 +194,26 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     ///
     /// # Safety
     ///
-    /// The consumer contract of [`Storage::try_pop`]; every front must be
-    /// taken once and then released, with the same cursor, before the next
-    /// `front` with that cursor.
+    /// The consumer contract; every front is taken once and then released,
+    /// with the same cursor, before the next `front` with that cursor.
+    #[doc(hidden)]
     unsafe fn front(&self, cursor: &mut Self::Cursor) -> Result<Self::Front, PopError>;
 
     /// Moves the value out of `front`.
     ///
     /// # Safety
     ///
-    /// `front` came from [`Storage::front`] of this storage and has not been
-    /// taken from.
+    /// `front` came from [`Storage::front`] and has not been taken from.
+    #[doc(hidden)]
     unsafe fn take_front(&self, front: &mut Self::Front) -> Self::Item;
 
     /// Frees the place of a taken front for the producers.
     ///
     /// # Safety
     ///
-    /// `front` came from [`Storage::front`] of this storage with `cursor`
-    /// and was taken from exactly once.
+    /// `front` came from [`Storage::front`] with `cursor` and was taken
+    /// from exactly once.
+    #[doc(hidden)]
     unsafe fn release_front(&self, cursor: &mut Self::Cursor, front: Self::Front);
 
     /// The next value, left in place, for as long as `cursor` is not used
@@ -223,58 +221,30 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     ///
     /// # Safety
     ///
-    /// Single consumer, with the consumer contract of [`Storage::try_pop`].
+    /// Single consumer, with the consumer contract.
+    #[doc(hidden)]
     unsafe fn peek<'a>(&'a self, cursor: &'a mut Self::Cursor) -> Option<&'a Self::Item>;
 
     /// Freezes the boundary: every push that completed before stays
     /// poppable, every later push fails. True if this call closed it.
-    /// `from_producer` says the caller is the single producer (it then
-    /// knows the boundary exactly).
     ///
     /// # Safety
     ///
-    /// With a single producer and `from_producer`, no producer-side method
-    /// runs at the same time.
+    /// With a single producer and `from_producer`, the caller is that
+    /// producer and no producer-side method runs at the same time.
+    #[doc(hidden)]
     unsafe fn close(&self, from_producer: bool) -> bool;
 
     /// Whether `close` has happened.
     fn is_closed(&self) -> bool;
 
-    /// The position of the next value to pop: how many values have been
-    /// popped (or claimed by a consumer), a count that only grows. A query.
+    /// How many values have been popped (or claimed by a consumer): a
+    /// count that only grows.
+    #[doc(hidden)]
     fn head_position(&self) -> u64;
 
     /// Values pushed and not yet popped.
     fn len(&self) -> usize;
-
-    /// A receiver that just raised its waiting flag calls this before it
-    /// re-checks: a single producer that publishes with plain stores is made
-    /// to see the flag or to have its publish seen (`wait/fence.rs`).
-    fn before_recv_wait(&self) {}
-
-    /// The same for a sender waiting for a single consumer to free capacity.
-    fn before_send_wait(&self) {}
-
-    /// The single producer, after a push through `try_push` (not through a
-    /// unit): lets a fenced producer go back to plain stores once nobody has
-    /// waited for a while. `waiting` reads the receivers' flag.
-    ///
-    /// # Safety
-    ///
-    /// The producer contract of [`Storage::try_push`].
-    unsafe fn after_push(&self, cursor: &mut Self::ProducerCursor, waiting: impl Fn() -> bool) {
-        let _ = (cursor, waiting);
-    }
-
-    /// The single consumer, after a pop: as [`Storage::after_push`], with the
-    /// senders' flag.
-    ///
-    /// # Safety
-    ///
-    /// The consumer contract of [`Storage::try_pop`].
-    unsafe fn after_pop(&self, cursor: &mut Self::Cursor, waiting: impl Fn() -> bool) {
-        let _ = (cursor, waiting);
-    }
 
     /// No value is stored.
     fn is_empty(&self) -> bool {
@@ -285,45 +255,81 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     /// bound, or senders are queued. Never true for unbounded storage.
     fn is_full(&self) -> bool;
 
-    /// Takes `n` units of capacity if that many are free and no sender is
-    /// queued ahead (see [`Storage::set_waiting`]). Unbounded storage always
-    /// has them, unless closed.
-    ///
-    /// # Errors
-    ///
-    /// [`PushError::Full`] when fewer than `n` units are free or senders are
-    /// queued ahead (never for unbounded storage), and [`PushError::Closed`]
-    /// when the storage is closed.
+    /// Units of capacity held as permits or granted to woken senders.
+    fn reserved(&self) -> usize {
+        0
+    }
+
+    /// A receiver that just raised its waiting flag calls this before it
+    /// re-checks: a single producer that publishes with plain stores is made
+    /// to see the flag or to have its publish seen (`wait/fence.rs`).
+    #[doc(hidden)]
+    fn before_recv_wait(&self) {}
+
+    /// The same for a sender waiting for a single consumer to free capacity.
+    #[doc(hidden)]
+    fn before_send_wait(&self) {}
+
+    /// The single producer, after a push through `try_push` (not through a
+    /// unit): lets a fenced producer go back to plain stores once nobody has
+    /// waited for a while. `waiting` reads the receivers' flag.
     ///
     /// # Safety
     ///
-    /// The producer contract of [`Storage::try_push`], and `n` is at least
-    /// 1 and at most [`Storage::CAPACITY`] where there is one
-    /// (`Chan::try_reserve` checks both).
-    unsafe fn try_acquire(
-        &self,
-        cursor: &mut Self::ProducerCursor,
-        n: usize,
-    ) -> Result<(), PushError<()>>;
+    /// The producer contract.
+    #[doc(hidden)]
+    unsafe fn after_push(&self, cursor: &mut Self::ProducerCursor, waiting: impl Fn() -> bool) {
+        let _ = (cursor, waiting);
+    }
 
-    /// Takes up to `n` free units of capacity for queued senders, ignoring
-    /// the queue, and returns how many it took (0 when closed or full).
-    /// Unbounded storage has no limit and grants all `n`.
-    fn grant(&self, n: usize) -> usize;
+    /// The single consumer, after a pop: as [`Storage::after_push`], with
+    /// the senders' flag.
+    ///
+    /// # Safety
+    ///
+    /// The consumer contract.
+    #[doc(hidden)]
+    unsafe fn after_pop(&self, cursor: &mut Self::Cursor, waiting: impl Fn() -> bool) {
+        let _ = (cursor, waiting);
+    }
 
-    /// False when [`Storage::grant`] would certainly take nothing now: the
-    /// bound is full, counting held units. An override must look with
-    /// `SeqCst` loads of what frees capacity, so that a sender that
-    /// registered before the look and finds nothing free is sure the
-    /// capacity it waits for is freed after its registration, by a party
-    /// that then sees it waiting and grants. True when unsure; the default
-    /// (unbounded storage, whose senders never wait) always is.
+    /// Takes `n` units of capacity if that many are free and no sender is
+    /// queued ahead. Needs no cursor: it reads only what the producers
+    /// publish, so a reservation runs beside pushes through units of the
+    /// same producer. Unbounded storage always has them, unless closed.
+    ///
+    /// # Errors
+    ///
+    /// [`PushError::Full`] or [`PushError::Closed`].
+    ///
+    /// # Safety
+    ///
+    /// The caller acts as a producer (with a single producer: its right,
+    /// or units lent from it), and `1 <= n <= CAPACITY`.
+    #[doc(hidden)]
+    unsafe fn try_acquire(&self, n: usize) -> Result<(), PushError<()>>;
+
+    /// Takes up to `n` free units for queued senders, ignoring the queue,
+    /// and returns how many it took (0 when closed or full). Unbounded
+    /// storage grants all `n`.
+    ///
+    /// # Safety
+    ///
+    /// Called by the senders' wait set, which hands every unit it takes to
+    /// a waiter.
+    #[doc(hidden)]
+    unsafe fn grant(&self, n: usize) -> usize;
+
+    /// False when [`Storage::grant`] would certainly take nothing now,
+    /// looked at with `SeqCst` loads of what frees capacity. True when
+    /// unsure (the default).
+    #[doc(hidden)]
     fn may_grant(&self) -> bool {
         true
     }
 
-    /// Pushes `value` through one held unit, which is consumed. When the
-    /// storage is closed the unit is released and the value handed back.
+    /// Pushes `value` through one held unit, which is consumed. When closed
+    /// the unit is released and the value handed back.
     ///
     /// # Errors
     ///
@@ -331,9 +337,9 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     ///
     /// # Safety
     ///
-    /// The caller holds a unit, and the producer contract of
-    /// [`Storage::try_push`]. (The units of a single producer may push from
-    /// several threads; they take turns on its cursor.)
+    /// The caller holds a unit, and the producer contract (the units of a
+    /// single producer take turns at its cursor).
+    #[doc(hidden)]
     unsafe fn push_reserved(
         &self,
         cursor: &mut Self::ProducerCursor,
@@ -341,72 +347,62 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     ) -> Result<(), Self::Item>;
 
     /// Returns `n` held units (a `SeqCst` operation: freeing capacity is a
-    /// condition change waiting senders pair with). Unbounded storage holds
-    /// no units and has nothing to return.
+    /// condition change waiting senders pair with).
     ///
     /// # Safety
     ///
-    /// The caller holds `n` units (from [`Storage::try_acquire`] or
-    /// [`Storage::grant`]) and gives up each of them here: returning a unit
-    /// nobody holds would let a producer overwrite a queued value.
+    /// The caller holds `n` units and gives up each of them here: returning
+    /// a unit nobody holds would let a producer overwrite a queued value.
+    #[doc(hidden)]
     unsafe fn release(&self, n: usize);
 
     /// Marks senders as queued (true) or not; while marked, `try_push` and
     /// `try_acquire` report `Full`, so newcomers cannot take capacity that
-    /// belongs to a waiter. Called under the wait queue's lock. Unbounded
-    /// storage is never full, so senders never queue on it.
-    fn set_waiting(&self, waiting: bool);
+    /// belongs to a waiter.
+    ///
+    /// # Safety
+    ///
+    /// Called by the senders' wait set, under its lock, exactly when it
+    /// turns non-empty or empty.
+    #[doc(hidden)]
+    unsafe fn set_waiting(&self, waiting: bool);
 
     /// Drops every value still stored, waiting for in-flight pushes that
     /// linearised before the close.
     ///
     /// # Safety
     ///
-    /// The storage is closed and no consumer-side method runs now or later
-    /// (the last receiver is going away).
+    /// The storage is closed and no consumer-side method runs now or later.
+    #[doc(hidden)]
     unsafe fn drain(&self);
 }
 
-/// Capacity accounting of bounded storage: held permits and grants.
-///
-/// Queued values, plus units held as permits, plus units granted to woken
-/// waiters, never exceed [`Capacity::CAP`]. A unit reserves capacity, not a
-/// position: a value pushed through a unit takes its position when it is
-/// pushed.
+/// Bounded storage: queued values, plus units held as permits, plus units
+/// granted to woken waiters, never exceed [`Capacity::CAP`]. A unit
+/// reserves capacity, not a position.
 ///
 /// # Safety
 ///
-/// As for [`Storage`]; in addition the accounting above holds at every
-/// instant, and freeing capacity (popping, [`Storage::release`]) is a
-/// `SeqCst` operation that waiting senders can pair with.
+/// As for [`Storage`]; the accounting above holds at every instant.
 pub unsafe trait Capacity: Storage {
     /// The bound.
     const CAP: usize;
-
-    /// Units held as permits or grants.
-    fn reserved(&self) -> usize;
 }
 
-/// A cursor of a side with many endpoints, made from nothing where it acts.
+/// The cursor of a side with many endpoints, made from nothing where it
+/// acts.
 ///
 /// # Safety
 ///
-/// `C` is the [`Storage::ProducerCursor`] of a storage with many producers
-/// or the [`Storage::Cursor`] of one with many consumers: zero-sized
-/// (checked) and holding nothing (the [`Storage`] contract), so a dangling,
-/// aligned pointer is a valid, unique reference to one.
-///
-/// # Panics
-///
-/// If `C` is not zero-sized. The check folds away; it is not a `const`
-/// assertion, so that a generic caller may name this in a branch that only
-/// many endpoints take.
+/// `C` is the cursor of a side with many endpoints: zero-sized (checked)
+/// and holding nothing (the [`Storage`] contract), so a dangling, aligned
+/// pointer is a valid, unique reference to one.
 #[inline(always)]
 #[allow(
     clippy::inline_always,
     reason = "a reference conversion on every ready path of many endpoints"
 )]
-pub(crate) unsafe fn conjured_cursor<'a, C>() -> &'a mut C {
+pub(crate) unsafe fn conjured<'a, C>() -> &'a mut C {
     assert!(
         size_of::<C>() == 0,
         "the cursor of many endpoints holds nothing"
@@ -415,46 +411,60 @@ pub(crate) unsafe fn conjured_cursor<'a, C>() -> &'a mut C {
     unsafe { std::ptr::NonNull::dangling().as_mut() }
 }
 
-/// The cursor of one of many producers, conjured where it acts.
-#[inline(always)]
-#[allow(
-    clippy::inline_always,
-    reason = "a reference conversion on every send's ready path"
-)]
-pub(crate) fn many_producers_cursor<'a, S: Storage<Senders = Many>>() -> &'a mut S::ProducerCursor {
-    const {
-        assert!(
-            size_of::<S::ProducerCursor>() == 0,
-            "the cursor of many producers holds nothing"
-        );
-    }
-    // SAFETY: the producer cursor of a storage with many producers.
-    unsafe { conjured_cursor() }
+/// A single producer's cursor where its endpoint keeps it: the producer
+/// uses it through `&mut`, and the units it reserved, which may push from
+/// several threads at once, take turns at it under a latch held for the
+/// push alone.
+pub(crate) struct Turns<C> {
+    /// `std`'s cell even under loom: the reference lent out outlives any
+    /// closure loom's cell could track it in.
+    cursor: std::cell::UnsafeCell<C>,
+    latch: Latch,
 }
 
-/// The cursor of one of many consumers, conjured where it acts.
-#[inline(always)]
-#[allow(
-    clippy::inline_always,
-    reason = "a reference conversion on every receive's ready path"
-)]
-pub(crate) fn many_consumers_cursor<'a, S: Storage<Receivers = Many>>() -> &'a mut S::Cursor {
-    const {
-        assert!(
-            size_of::<S::Cursor>() == 0,
-            "the cursor of many consumers holds nothing"
-        );
+// SAFETY: the cursor moves with the value; `C: Send` is required and enough.
+unsafe impl<C: Send> Send for Turns<C> {}
+// SAFETY: through `&Turns` the cursor is reached only under the latch
+// (`with_turn`) or by a caller that has it to itself (`lend`), so one thread
+// uses it at a time, as with `Mutex<C>`.
+unsafe impl<C: Send> Sync for Turns<C> {}
+
+impl<C> Turns<C> {
+    pub(crate) fn new(cursor: C) -> Self {
+        Self {
+            cursor: std::cell::UnsafeCell::new(cursor),
+            latch: Latch::new(),
+        }
     }
-    // SAFETY: the consumer cursor of a storage with many consumers.
-    unsafe { conjured_cursor() }
+
+    /// The cursor, for the only user of `self`.
+    #[inline(always)]
+    #[allow(clippy::inline_always, reason = "on every send's ready path")]
+    pub(crate) fn get_mut(&mut self) -> &mut C {
+        self.cursor.get_mut()
+    }
+
+    /// Runs `f` with the cursor, holding the latch.
+    #[inline]
+    pub(crate) fn with_turn<R>(&self, f: impl FnOnce(&mut C) -> R) -> R {
+        let _held = self.latch.hold();
+        // SAFETY: the latch is held, whose Acquire orders this use after the
+        // previous holder's; every other user takes a turn or has the cursor
+        // to itself (`lend`'s contract).
+        f(unsafe { &mut *self.cursor.get() })
+    }
+}
+
+impl<C> std::fmt::Debug for Turns<C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Turns").finish_non_exhaustive()
+    }
 }
 
 /// Drops every value `next` yields; `next` must move its cursor past a
 /// value before returning it, so none is dropped twice. A destructor that
-/// panics does not stop the others, however many panic: each value is
-/// dropped on its own, and the first panic is resumed after the last one,
-/// unless the thread is already unwinding (a second panic would abort the
-/// process), where it is dropped.
+/// panics does not stop the others: the first panic is resumed after the
+/// last value, unless the thread is already unwinding.
 pub(crate) fn drop_each<T>(mut next: impl FnMut() -> Option<T>) {
     let mut panic = None;
     while let Some(value) = next() {

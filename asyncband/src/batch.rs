@@ -1,29 +1,10 @@
 //! Moving several values in one call.
 
-use std::task::Poll;
-
 use asyncband_core::endpoint::ProducerRef;
 use asyncband_core::storage::Storage;
+use asyncband_core::wait::Park;
 
-use crate::error::{RecvError, SendError, TrySendError};
-
-/// The rest of a `poll_recv_many`: after `first` (a receive's poll), moves
-/// its value to `buf` and appends what `drain` takes; `Ready(0)` when the
-/// channel is closed and drained.
-pub(crate) fn then_drain<T>(
-    first: Poll<Result<T, RecvError>>,
-    buf: &mut Vec<T>,
-    drain: impl FnOnce(&mut Vec<T>) -> usize,
-) -> Poll<usize> {
-    match first {
-        Poll::Pending => Poll::Pending,
-        Poll::Ready(Err(RecvError)) => Poll::Ready(0),
-        Poll::Ready(Ok(value)) => {
-            buf.push(value);
-            Poll::Ready(1 + drain(buf))
-        }
-    }
-}
+use crate::error::{SendError, TrySendError};
 
 /// How many units a batch asks for at most in one step.
 const BATCH: usize = 64;
@@ -100,7 +81,7 @@ fn send_each<S: Storage>(
 /// Sends every value of `values`: batches through [`send_from`] while there
 /// is room, and, when full, waits in line for one slot, fills it and carries
 /// on. The future of both endpoints' `send_many`.
-pub(crate) async fn send_all<S: Storage>(
+pub(crate) async fn send_all<S: Storage<Wait = Park>>(
     mut tx: ProducerRef<'_, S>,
     values: &mut impl Iterator<Item = S::Item>,
 ) -> Result<usize, SendError<S::Item>> {

@@ -4,7 +4,7 @@ use std::fmt;
 
 use asyncband_core::endpoint::ConsumerRef;
 
-use crate::flavour::Flavour;
+use crate::flavour::AnyFlavour;
 
 /// Parks on each call to `next` until a value arrives; ends once the channel
 /// is closed and drained. Created by `Receiver::iter`.
@@ -21,7 +21,7 @@ use crate::flavour::Flavour;
 /// assert_eq!(iter.next(), Some(1));
 /// assert_eq!(iter.next(), None);
 /// ```
-pub struct Iter<'a, F: Flavour> {
+pub struct Iter<'a, F: AnyFlavour> {
     rx: ConsumerRef<'a, F::Storage>,
 }
 
@@ -39,7 +39,7 @@ pub struct Iter<'a, F: Flavour> {
 /// assert_eq!(iter.next(), Some(1));
 /// assert_eq!(iter.next(), None);
 /// ```
-pub struct TryIter<'a, F: Flavour> {
+pub struct TryIter<'a, F: AnyFlavour> {
     rx: ConsumerRef<'a, F::Storage>,
 }
 
@@ -69,7 +69,7 @@ pub trait BlockingRecv {
     fn next_blocking(&mut self) -> Option<Self::Item>;
 }
 
-impl<'a, F: Flavour> Iter<'a, F> {
+impl<'a, F: AnyFlavour> Iter<'a, F> {
     /// # Contract
     ///
     /// Created from `&'a mut` a single receiver, or `&'a` a multi receiver.
@@ -78,7 +78,7 @@ impl<'a, F: Flavour> Iter<'a, F> {
     }
 }
 
-impl<'a, F: Flavour> TryIter<'a, F> {
+impl<'a, F: AnyFlavour> TryIter<'a, F> {
     /// # Contract
     ///
     /// As for [`Iter::new`].
@@ -93,7 +93,7 @@ impl<R> IntoIter<R> {
     }
 }
 
-impl<F: Flavour> Iterator for Iter<'_, F> {
+impl<F: AnyFlavour> Iterator for Iter<'_, F> {
     type Item = F::Item;
 
     fn next(&mut self) -> Option<F::Item> {
@@ -101,7 +101,7 @@ impl<F: Flavour> Iterator for Iter<'_, F> {
     }
 }
 
-impl<F: Flavour> Iterator for TryIter<'_, F> {
+impl<F: AnyFlavour> Iterator for TryIter<'_, F> {
     type Item = F::Item;
 
     fn next(&mut self) -> Option<F::Item> {
@@ -117,13 +117,13 @@ impl<R: BlockingRecv> Iterator for IntoIter<R> {
     }
 }
 
-impl<F: Flavour> fmt::Debug for Iter<'_, F> {
+impl<F: AnyFlavour> fmt::Debug for Iter<'_, F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Iter").finish_non_exhaustive()
     }
 }
 
-impl<F: Flavour> fmt::Debug for TryIter<'_, F> {
+impl<F: AnyFlavour> fmt::Debug for TryIter<'_, F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TryIter").finish_non_exhaustive()
     }

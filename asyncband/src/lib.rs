@@ -305,6 +305,7 @@
 //! - `no-membarrier`: never call `membarrier(2)`; see [Waiting](#waiting).
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
+#![forbid(unsafe_code)]
 
 #[cfg(not(target_has_atomic = "64"))]
 compile_error!(
@@ -326,18 +327,55 @@ pub mod spsc;
 mod batch;
 mod check;
 mod deadline;
+mod endpoint;
 mod flavour;
 mod macros;
 mod multi;
-mod owned;
 mod permit;
 mod single;
 #[cfg(feature = "stream")]
 mod stream;
 mod unwind;
 
-pub use flavour::Flavour;
+pub use flavour::{AnyFlavour, Flavour};
 pub use select::Select;
+
+/// The arities of a side of a channel, the types of
+/// [`AnyFlavour::Senders`] and [`AnyFlavour::Receivers`]: code generic over
+/// flavours names them from here.
+///
+/// # Examples
+///
+/// ```
+/// use asyncband::arity::{Arity, Many, One};
+/// use asyncband::{Flavour, mpsc};
+///
+/// fn senders_share<F: Flavour>() -> bool {
+///     <F::Senders as Arity>::MANY
+/// }
+/// assert!(senders_share::<mpsc::Bounded<u8, 4>>());
+/// assert!(!<One as Arity>::MANY && <Many as Arity>::MANY);
+/// ```
+pub mod arity {
+    pub use asyncband_core::arity::{Arity, Many, One};
+}
+
+/// How a channel waits, the last parameter of every flavour type:
+/// [`Park`](wait::Park) (the default) or [`Spin`](wait::Spin). See
+/// [Choosing a wait policy](crate#choosing-a-wait-policy).
+///
+/// # Examples
+///
+/// ```
+/// use asyncband::{spsc, wait::Spin};
+///
+/// let (mut tx, mut rx) = spsc::Bounded::<u64, 1024, { usize::MAX }, Spin>::channel();
+/// tx.send_blocking(1).unwrap();
+/// assert_eq!(rx.recv_blocking(), Ok(1));
+/// ```
+pub mod wait {
+    pub use asyncband_core::wait::{Park, Spin, Wait};
+}
 
 /// What the `channel!` expansion reaches the runtime through. Not public API.
 #[doc(hidden)]

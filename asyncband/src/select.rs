@@ -47,7 +47,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use asyncband_core::arity::{Many, One};
-use asyncband_core::park::{Backoff, block_on};
+use asyncband_core::wait::{Backoff, block_on};
 
 use crate::error::{RecvError, TryRecvError};
 use crate::flavour::Flavour;
@@ -682,43 +682,32 @@ pub trait Receive: sealed::Sealed {
     fn __cancel_recv(&mut self);
 }
 
-impl<F: Flavour<Receivers = One>> sealed::Sealed for single::Receiver<F> {}
+/// The receivers of both arities; the registration `__poll_recv` leaves
+/// lives in the receiver and stays only until the select returns, which
+/// withdraws it (`Select::wait`).
+macro_rules! receive {
+    ($($module:ident: $arity:ident),*) => {$(
+        impl<F: Flavour<Receivers = $arity>> sealed::Sealed for $module::Receiver<F> {}
 
-impl<F: Flavour<Receivers = One>> Receive for single::Receiver<F> {
-    type Item = F::Item;
+        impl<F: Flavour<Receivers = $arity>> Receive for $module::Receiver<F> {
+            type Item = F::Item;
 
-    fn __try_recv(&mut self) -> Result<F::Item, TryRecvError> {
-        self.try_recv()
-    }
+            fn __try_recv(&mut self) -> Result<F::Item, TryRecvError> {
+                self.try_recv()
+            }
 
-    fn __poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Result<F::Item, RecvError>> {
-        self.poll_recv(cx)
-    }
+            fn __poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Result<F::Item, RecvError>> {
+                self.poll_recv(cx)
+            }
 
-    fn __cancel_recv(&mut self) {
-        self.rx.stop_waiting();
-    }
+            fn __cancel_recv(&mut self) {
+                self.inner.stop_waiting();
+            }
+        }
+    )*};
 }
 
-impl<F: Flavour<Receivers = Many>> sealed::Sealed for multi::Receiver<F> {}
-
-impl<F: Flavour<Receivers = Many>> Receive for multi::Receiver<F> {
-    type Item = F::Item;
-
-    fn __try_recv(&mut self) -> Result<F::Item, TryRecvError> {
-        self.try_recv()
-    }
-
-    /// The registration stays only until the select returns, which cancels
-    /// it (`Select::wait`).
-    fn __poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Result<F::Item, RecvError>> {
-        self.rx.poll_recv(cx)
-    }
-
-    fn __cancel_recv(&mut self) {
-        self.rx.stop_waiting();
-    }
-}
+receive!(single: One, multi: Many);
 
 impl<R: Receive + ?Sized> sealed::Sealed for &mut R {}
 

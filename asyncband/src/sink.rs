@@ -11,25 +11,25 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use asyncband_core::arity::{Many, One};
+use asyncband_core::endpoint::Producer;
 use asyncband_core::storage::Storage;
+use asyncband_core::wait::Park;
 use futures_sink::Sink;
 
-use crate::error::{SendError, TrySendError};
+use crate::error::SendError;
 use crate::flavour::Flavour;
 use crate::{multi, single};
 
 /// A sender a [`SenderSink`] can own.
+/// A sender a [`SenderSink`] can own: the sender of any park flavour.
+/// Sealed.
 #[doc(hidden)]
 pub trait SinkSender: crate::flavour::Sealed + Unpin {
     /// The channel's storage.
-    type Storage: Storage;
-    /// Reserves one unit for the next `send_reserved`, kept in the sender.
-    fn poll_reserve(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), SendError<()>>>;
-    /// Sends through the kept unit, or if there is room now.
-    fn send_reserved(&mut self, value: Item<Self>) -> Result<(), TrySendError<Item<Self>>>;
-    /// Gives back the kept unit and stops a reservation in progress.
-    fn release_reserved(&mut self);
-    /// Whether a unit is kept.
+    type Storage: Storage<Wait = Park>;
+    /// The core producer the sender wraps.
+    fn producer(&mut self) -> &mut Producer<Self::Storage>;
+    /// Whether the producer keeps a slot for the next `start_send`.
     fn has_reserved(&self) -> bool;
 }
 
@@ -39,40 +39,24 @@ impl<F: Flavour<Senders = Many>> crate::flavour::Sealed for multi::Sender<F> {}
 impl<F: Flavour<Senders = One>> SinkSender for single::Sender<F> {
     type Storage = F::Storage;
 
-    fn poll_reserve(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), SendError<()>>> {
-        self.tx.poll_reserve(cx)
-    }
-
-    fn send_reserved(&mut self, value: F::Item) -> Result<(), TrySendError<F::Item>> {
-        self.tx.send_reserved(value)
-    }
-
-    fn release_reserved(&mut self) {
-        self.tx.release_reserved();
+    fn producer(&mut self) -> &mut Producer<F::Storage> {
+        &mut self.inner
     }
 
     fn has_reserved(&self) -> bool {
-        self.tx.has_reserved()
+        self.inner.has_reserved()
     }
 }
 
 impl<F: Flavour<Senders = Many>> SinkSender for multi::Sender<F> {
     type Storage = F::Storage;
 
-    fn poll_reserve(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), SendError<()>>> {
-        self.tx.poll_reserve(cx)
-    }
-
-    fn send_reserved(&mut self, value: F::Item) -> Result<(), TrySendError<F::Item>> {
-        self.tx.send_reserved(value)
-    }
-
-    fn release_reserved(&mut self) {
-        self.tx.release_reserved();
+    fn producer(&mut self) -> &mut Producer<F::Storage> {
+        &mut self.inner
     }
 
     fn has_reserved(&self) -> bool {
-        self.tx.has_reserved()
+        self.inner.has_reserved()
     }
 }
 
@@ -146,7 +130,7 @@ impl<Tx: SinkSender> SenderSink<Tx> {
 
     fn release(&mut self) {
         if let Some(tx) = &mut self.tx {
-            tx.release_reserved();
+            tx.producer().release_reserved();
         }
     }
 }
@@ -156,7 +140,10 @@ impl<Tx: SinkSender> Sink<Item<Tx>> for SenderSink<Tx> {
 
     fn poll_ready(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         match &mut self.get_mut().tx {
-            Some(tx) => tx.poll_reserve(cx).map_err(|SendError(())| SendError(None)),
+            Some(tx) => tx
+                .producer()
+                .poll_reserve(cx)
+                .map_err(|SendError(())| SendError(None)),
             None => Poll::Ready(Err(SendError(None))),
         }
     }
@@ -166,6 +153,7 @@ impl<Tx: SinkSender> Sink<Item<Tx>> for SenderSink<Tx> {
             // Through the unit `poll_ready` reserved, or without a
             // successful `poll_ready` first, if there is room.
             Some(tx) => tx
+                .producer()
                 .send_reserved(item)
                 .map_err(|err| SendError(Some(err.into_inner()))),
             None => Err(SendError(Some(item))),
@@ -196,45 +184,5 @@ impl<Tx: SinkSender> fmt::Debug for SenderSink<Tx> {
             .field("open", &self.tx.is_some())
             .field("ready", &self.tx.as_ref().is_some_and(Tx::has_reserved))
             .finish_non_exhaustive()
-    }
-}
-
-impl<F: Flavour<Senders = One>> single::Sender<F> {
-    /// Turns this sender into a `futures_sink::Sink` that owns it.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use asyncband::spsc;
-    /// use futures::{SinkExt, executor::block_on};
-    ///
-    /// let (tx, mut rx) = spsc::bounded::<u8, 4>();
-    /// let mut sink = tx.into_sink();
-    /// block_on(sink.send(1)).unwrap();
-    /// assert_eq!(rx.try_recv(), Ok(1));
-    /// ```
-    #[must_use = "the sink owns the sender; dropping it drops the sender"]
-    pub fn into_sink(self) -> SenderSink<Self> {
-        SenderSink::new(self)
-    }
-}
-
-impl<F: Flavour<Senders = Many>> multi::Sender<F> {
-    /// Turns this sender into a `futures_sink::Sink` that owns it.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use asyncband::mpmc;
-    /// use futures::{SinkExt, executor::block_on};
-    ///
-    /// let (tx, rx) = mpmc::unbounded::<u8>();
-    /// let mut sink = tx.into_sink();
-    /// block_on(sink.send(1)).unwrap();
-    /// assert_eq!(rx.try_recv(), Ok(1));
-    /// ```
-    #[must_use = "the sink owns the sender; dropping it drops the sender"]
-    pub fn into_sink(self) -> SenderSink<Self> {
-        SenderSink::new(self)
     }
 }

@@ -56,7 +56,7 @@ impl<F: Flavour<Receivers = Many>> Stream for multi::Receiver<F> {
     /// assert_eq!(futures::executor::block_on(rx.collect::<Vec<_>>()), [1]);
     /// ```
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<F::Item>> {
-        self.get_mut().rx.poll_recv(cx).map(Result::ok)
+        self.get_mut().poll_recv(cx).map(Result::ok)
     }
 }
 

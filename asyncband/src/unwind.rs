@@ -28,11 +28,12 @@ use std::panic::{RefUnwindSafe, UnwindSafe};
 use asyncband_core::arity::{Many, One};
 use asyncband_core::storage::Capacity;
 
-use crate::flavour::Flavour;
-use crate::future::{ClosedFuture, RecvFuture, ReserveFuture, ReserveManyFuture, SendFuture};
+use crate::flavour::{AnyFlavour, Flavour};
+use crate::future::{
+    ClosedFuture, RecvFuture, ReserveFuture, ReserveManyFuture, ReserveOwnedFuture, SendFuture,
+};
 use crate::multi::{self, WeakReceiver, WeakSender};
-use crate::owned::{OwnedPermit, ReserveOwnedFuture};
-use crate::permit::{Permit, Permits};
+use crate::permit::{OwnedPermit, Permit, Permits};
 use crate::single;
 
 /// Implements both traits for each listed type, under the given bounds.
@@ -46,15 +47,15 @@ macro_rules! unwind_safe {
 }
 
 unwind_safe! {
-    [F: Flavour<Senders = One>] single::Sender<F>;
-    [F: Flavour<Receivers = One>] single::Receiver<F>;
-    [F: Flavour<Senders = Many>] multi::Sender<F>;
-    [F: Flavour<Receivers = Many>] multi::Receiver<F>;
-    [F: Flavour<Senders = Many>] WeakSender<F>;
-    [F: Flavour<Receivers = Many>] WeakReceiver<F>;
-    ['a, F: Flavour<Storage: Capacity>] Permit<'a, F>;
-    ['a, F: Flavour<Storage: Capacity>] Permits<'a, F>;
-    [F: Flavour<Senders = Many, Storage: Capacity>] OwnedPermit<F>;
+    [F: AnyFlavour<Senders = One>] single::Sender<F>;
+    [F: AnyFlavour<Receivers = One>] single::Receiver<F>;
+    [F: AnyFlavour<Senders = Many>] multi::Sender<F>;
+    [F: AnyFlavour<Receivers = Many>] multi::Receiver<F>;
+    [F: AnyFlavour<Senders = Many>] WeakSender<F>;
+    [F: AnyFlavour<Receivers = Many>] WeakReceiver<F>;
+    ['a, F: AnyFlavour<Storage: Capacity>] Permit<'a, F>;
+    ['a, F: AnyFlavour<Storage: Capacity>] Permits<'a, F>;
+    [F: AnyFlavour<Senders = Many, Storage: Capacity>] OwnedPermit<F>;
     ['a, F: Flavour<Item: UnwindSafe>] SendFuture<'a, F>;
     ['a, F: Flavour] RecvFuture<'a, F>;
     ['a, F: Flavour<Storage: Capacity>] ReserveFuture<'a, F>;

@@ -1,27 +1,25 @@
-//! Endpoints: the only safe way to move values through a [`Chan`].
+//! Endpoints: the only way to move values through a [`Chan`].
 //!
-//! [`Chan`]'s value-moving methods are `unsafe`: a single producer or
-//! consumer promises that the cursor it passes is its side's one cursor,
-//! and a sender that it returns only capacity it holds. The types here carry
-//! those promises, so code built on them (the `asyncband` facade) needs no
-//! `unsafe`:
+//! The channel's value-moving methods are `unsafe` and crate-private: a
+//! single producer or consumer promises that the cursor it passes is its
+//! side's one cursor, and a sender that it returns only capacity it holds.
+//! The types here carry those promises, so code built on them (the
+//! `asyncband` facade) needs no `unsafe`:
 //!
-//! | side | single endpoint | many endpoints |
-//! | --- | --- | --- |
-//! | producer | [`Producer`]: not `Clone`, owns the channel's one producer cursor and moves values through `&mut self` | [`SharedProducer`]: `Clone`, moves values through `&self` (its cursor holds nothing) |
-//! | consumer | [`Consumer`]: not `Clone`, owns the channel's one consumer cursor and moves values through `&mut self` | [`SharedConsumer`]: `Clone`, moves values through `&self` (its cursor holds nothing) |
+//! - [`Producer`] and [`Consumer`] count themselves in the channel until
+//!   they drop. A single one owns its side's one cursor, in a box of its
+//!   own, and lends it through `&mut self`
+//!   ([`Producer::by_ref`], [`Consumer::by_ref`]); with [`Many`] arity they
+//!   are `Clone` and also act through `&self` ([`Producer::shared`],
+//!   [`Consumer::shared`]), their cursors holding nothing.
+//! - [`ProducerRef`] and [`ConsumerRef`] are that borrowed right to act,
+//!   never `Clone`, so a single side's right is never in two places.
+//! - [`Units`] is capacity held ahead of a send (`units.rs`): the only thing
+//!   that can return capacity, and only what it holds.
+//! - [`Weak`] endpoints keep nothing open.
 //!
-//! [`channel`] makes the one producer and the one consumer of a new
-//! channel; [`Producer::into_shared`] and [`Consumer::into_shared`] turn a
-//! side with [`Many`](crate::arity::Many) arity into cloneable handles.
-//! Every operation goes through a borrowed right to act, a [`ProducerRef`]
-//! or [`ConsumerRef`]: from `&mut` a single handle, from `&` a shared one,
-//! and never `Clone`, so a single side's right cannot be in two places.
-//! Capacity reserved ahead of a send is a [`Units`] value (or an
-//! [`OwnedUnit`] that owns its producer): the only thing that can return
-//! capacity, and only the capacity it holds. Units are `Send`, so those of
-//! a single producer may push from several threads at once; they take
-//! turns at its cursor (a spin latch held for the push alone).
+//! Every type is `Send` (and the endpoints `Sync`) whenever the payload is
+//! `Send`, with no other bound.
 //!
 //! # Examples
 //!
@@ -34,19 +32,26 @@
 //! tx.by_ref().try_send(7).unwrap();
 //! assert_eq!(rx.by_ref().try_recv(), Ok(7));
 //! ```
-//!
-//! [`Chan`]: crate::chan::Chan
 
-mod consumer;
-mod producer;
 mod units;
 
-pub use consumer::{Consumer, ConsumerRef, SharedConsumer, WeakConsumer};
-pub use producer::{OwnedUnit, Producer, ProducerRef, ReserveOwned, SharedProducer, WeakProducer};
-pub use units::{ReserveUnit, ReserveUnits, Unit, Units};
+use std::fmt;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Instant;
 
-use crate::chan::Chan;
-use crate::storage::Storage;
+use crossbeam_utils::CachePadded;
+
+pub use units::{Holder, Pusher, Reserve, Units};
+
+use crate::Arc;
+use crate::arity::{Arity, Many, One};
+use crate::chan::{Chan, Closed, Recv, RecvMany, RxNode, Send, TxNode, assert_reservable};
+use crate::error::{
+    RecvError, RecvTimeoutError, SendError, SendTimeoutError, TryRecvError, TrySendError,
+};
+use crate::storage::{Storage, Turns, conjured};
+use crate::wait::Park;
 
 /// A new open channel over storage `S`: its one producer and its one
 /// consumer.
@@ -59,221 +64,891 @@ use crate::storage::Storage;
 /// use asyncband_core::list::List;
 ///
 /// let (tx, mut rx) = endpoint::channel::<List<&str, Many, One>>();
-/// let tx = tx.into_shared();
-/// tx.clone().by_ref().try_send("a").unwrap();
+/// tx.clone().shared().try_send("a").unwrap();
 /// assert_eq!(rx.by_ref().try_recv(), Ok("a"));
 /// ```
 #[must_use]
 pub fn channel<S: Storage>() -> (Producer<S>, Consumer<S>) {
     let chan = Chan::<S>::new();
-    (Producer::new(crate::Arc::clone(&chan)), Consumer::new(chan))
+    let producer = Producer {
+        cursor: (!<S::Senders as Arity>::MANY)
+            .then(|| Box::new(CachePadded::new(Turns::new(chan.storage().producer_cursor())))),
+        hold: Hold::default(),
+        chan: Arc::clone(&chan),
+    };
+    let consumer = Consumer {
+        cursor: (!<S::Receivers as Arity>::MANY)
+            .then(|| Box::new(CachePadded::new(chan.storage().cursor()))),
+        wait: PollWait::default(),
+        chan,
+    };
+    (producer, consumer)
 }
 
-#[cfg(all(test, not(asyncband_loom)))]
-mod tests {
-    use std::future::Future;
+/// A producer of a channel, counted as a sender until it drops; the last
+/// one closes the channel.
+///
+/// A single producer owns the channel's one producer cursor and moves
+/// values through [`Producer::by_ref`], which borrows it mutably, so no two
+/// producer-side operations overlap. With [`Many`] producers it is `Clone`
+/// and also acts through [`Producer::shared`].
+///
+/// # Examples
+///
+/// ```
+/// use asyncband_core::arity::One;
+/// use asyncband_core::endpoint;
+/// use asyncband_core::ring::Ring;
+///
+/// let (mut tx, mut rx) = endpoint::channel::<Ring<u8, 2, One, One>>();
+/// tx.by_ref().try_send(1).unwrap();
+/// drop(tx);
+/// assert_eq!(rx.by_ref().try_recv(), Ok(1));
+/// assert!(rx.chan().is_closed());
+/// ```
+pub struct Producer<S: Storage> {
+    chan: Arc<Chan<S>>,
+    /// # Safety
+    ///
+    /// With a single producer, the channel's one producer cursor, made with
+    /// the channel and never given out but through this producer's rights;
+    /// on lines of its own. `None` with many producers.
+    cursor: Option<Box<CachePadded<Turns<S::ProducerCursor>>>>,
+    hold: Hold<S>,
+}
 
-    use super::channel;
-    use crate::arity::{Many, One};
-    use crate::error::TrySendError;
-    use crate::list::List;
-    use crate::ring::Ring;
-    use crate::storage::{Capacity, Storage};
+/// A consumer of a channel, counted as a receiver until it drops; the last
+/// one closes the channel and drops the values still queued.
+///
+/// A single consumer owns the channel's one cursor and receives through
+/// [`Consumer::by_ref`]; with [`Many`] consumers it is `Clone` and also
+/// acts through [`Consumer::shared`].
+///
+/// # Examples
+///
+/// ```
+/// use asyncband_core::arity::Many;
+/// use asyncband_core::endpoint;
+/// use asyncband_core::ring::Ring;
+///
+/// let (tx, rx) = endpoint::channel::<Ring<u8, 4, Many, Many>>();
+/// tx.shared().try_send(1).unwrap();
+/// assert_eq!(rx.clone().shared().try_recv(), Ok(1));
+/// assert!(rx.shared().try_recv().is_err());
+/// ```
+pub struct Consumer<S: Storage> {
+    chan: Arc<Chan<S>>,
+    /// # Safety
+    ///
+    /// With a single consumer, the channel's one cursor, never given out
+    /// but through this consumer's rights; `None` with many consumers.
+    cursor: Option<Box<CachePadded<S::Cursor>>>,
+    wait: PollWait<S>,
+}
 
-    #[test]
-    fn units_give_back_exactly_what_they_hold_however_they_are_split_and_used() {
-        let (mut tx, mut rx) = channel::<Ring<u32, 4, One, One>>();
-        let mut all = tx.by_ref().try_reserve(4).unwrap();
-        let mut two = all.split(2);
-        assert_eq!((all.len(), two.len()), (2, 2));
-        two.send(1).unwrap();
-        drop(two);
-        all.send(2).unwrap();
-        assert_eq!(all.chan().storage().reserved(), 1);
-        drop(all);
-        assert_eq!(tx.chan().storage().reserved(), 0);
-        // Two values queued, two units free: no more, no less.
-        assert_eq!(
-            tx.by_ref().try_reserve(3).unwrap_err(),
-            TrySendError::Full(())
-        );
-        let free = tx.by_ref().try_reserve(2).unwrap();
-        drop(free);
-        assert_eq!(rx.by_ref().try_recv(), Ok(1));
-        assert_eq!(rx.by_ref().try_recv(), Ok(2));
-        assert_eq!(tx.by_ref().try_reserve(4).map(|units| units.len()), Ok(4));
+/// An endpoint that does not keep the channel open; upgrade it to act.
+///
+/// # Examples
+///
+/// ```
+/// use asyncband_core::arity::{Many, One};
+/// use asyncband_core::endpoint;
+/// use asyncband_core::list::List;
+///
+/// let (tx, _rx) = endpoint::channel::<List<u32, Many, One>>();
+/// let weak = tx.downgrade();
+/// assert!(weak.upgrade().is_some());
+/// drop(tx);
+/// assert!(weak.upgrade().is_none());
+/// ```
+pub struct Weak<E: Endpoint> {
+    chan: Arc<Chan<E::Storage>>,
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A side's endpoint type, [`Producer`] or [`Consumer`]. Sealed.
+pub trait Endpoint: sealed::Sealed + Sized {
+    /// The channel's storage.
+    type Storage: Storage;
+    /// Whether this is the consumer side.
+    #[doc(hidden)]
+    const RECEIVES: bool;
+
+    /// An endpoint already counted in `chan`, of a side with many.
+    #[doc(hidden)]
+    fn counted(chan: Arc<Chan<Self::Storage>>) -> Self;
+}
+
+impl<S: Storage> sealed::Sealed for Producer<S> {}
+impl<S: Storage> sealed::Sealed for Consumer<S> {}
+
+impl<S: Storage> Endpoint for Producer<S> {
+    type Storage = S;
+    const RECEIVES: bool = false;
+
+    fn counted(chan: Arc<Chan<S>>) -> Self {
+        Self {
+            chan,
+            cursor: None,
+            hold: Hold::default(),
+        }
     }
+}
 
-    #[test]
-    fn a_send_through_used_up_units_panics_and_returns_nothing_it_did_not_hold() {
-        let (tx, mut rx) = channel::<Ring<u32, 2, Many, One>>();
-        let tx = tx.into_shared();
-        let mut one = tx.by_ref().try_reserve(1).unwrap();
-        one.send(7).unwrap();
-        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| one.send(8)));
-        assert!(unwound.is_err());
-        drop(one);
-        // One value queued and nothing held: exactly one more fits.
-        assert_eq!(tx.chan().storage().reserved(), 0);
-        assert!(tx.by_ref().try_send(9).is_ok());
-        assert!(tx.chan().storage().is_full());
-        assert_eq!(rx.by_ref().try_recv(), Ok(7));
-        assert_eq!(rx.by_ref().try_recv(), Ok(9));
+impl<S: Storage> Endpoint for Consumer<S> {
+    type Storage = S;
+    const RECEIVES: bool = true;
+
+    fn counted(chan: Arc<Chan<S>>) -> Self {
+        Self {
+            chan,
+            cursor: None,
+            wait: PollWait::default(),
+        }
     }
+}
 
-    #[test]
-    fn a_unit_is_used_by_its_send_or_given_back_once_when_dropped() {
-        let (tx, mut rx) = channel::<Ring<u32, 2, Many, One>>();
-        let tx = tx.into_shared();
-        let sent = tx.by_ref().try_reserve_one().unwrap();
-        let dropped = tx.by_ref().try_reserve_one().unwrap();
-        assert_eq!(tx.chan().storage().reserved(), 2);
-        sent.send(1).unwrap();
-        drop(dropped);
-        // One value queued and nothing held: exactly one more fits.
-        assert_eq!(tx.chan().storage().reserved(), 0);
-        assert!(tx.by_ref().try_send(2).is_ok());
-        assert!(tx.chan().storage().is_full());
-        assert_eq!(rx.by_ref().try_recv(), Ok(1));
-        // A unit sent on a closed channel hands its value back and the
-        // unit too.
-        let late = tx.by_ref().try_reserve_one().unwrap();
-        assert!(rx.close());
-        assert_eq!(late.send(3).unwrap_err().into_inner(), 3);
-        assert_eq!(tx.chan().storage().reserved(), 0);
-    }
-
-    #[test]
-    fn units_hand_out_exactly_as_many_single_units_as_they_hold() {
-        let (mut tx, _rx) = channel::<Ring<u32, 4, One, One>>();
-        let mut units = tx.by_ref().try_reserve(3).unwrap();
-        let taken: Vec<_> = std::iter::from_fn(|| units.take_one()).collect();
-        assert_eq!((taken.len(), units.len()), (3, 0));
-        assert_eq!(units.chan().storage().reserved(), 3);
-        drop(taken);
-        assert_eq!(units.chan().storage().reserved(), 0);
-        drop(units);
-        assert_eq!(tx.by_ref().try_reserve(4).map(|units| units.len()), Ok(4));
-    }
-
-    /// Two halves of one reservation of a single producer, sending from two
-    /// threads at once: every value arrives, each half's in order.
-    fn units_of_one_producer_push_from_two_threads<S>()
-    where
-        S: Storage<Item = u32, Senders = One, Receivers = One, ProducerCursor: Send> + Send + Sync,
-    {
-        const HALF: u32 = 32;
-        const SECOND: u32 = 1 << 30;
-        let rounds = if cfg!(miri) { 2 } else { 400 };
-        let (mut tx, mut rx) = channel::<S>();
-        let mut next = [0, SECOND];
-        for _ in 0..rounds {
-            let mut first = tx.by_ref().try_reserve(2 * HALF as usize).unwrap();
-            let second = first.split(HALF as usize);
-            std::thread::scope(|scope| {
-                for (mut units, base) in [(first, next[0]), (second, next[1])] {
-                    scope.spawn(move || {
-                        for i in 0..HALF {
-                            units.send(base + i).unwrap();
-                        }
-                    });
-                }
-            });
-            let mut got = Vec::new();
-            rx.by_ref().try_recv_many(&mut got, usize::MAX);
-            assert_eq!(got.len(), 2 * HALF as usize, "a value was lost");
-            for (half, start) in next.iter_mut().enumerate() {
-                let own: Vec<u32> = got
-                    .iter()
-                    .copied()
-                    .filter(|&value| (value >= SECOND) == (half == 1))
-                    .collect();
-                assert_eq!(own, (*start..*start + HALF).collect::<Vec<_>>());
-                *start += HALF;
+/// What both sides' endpoints answer the same way.
+macro_rules! endpoint_common {
+    ($endpoint:ident, $side:ident) => {
+        impl<S: Storage> $endpoint<S> {
+            /// The channel, for queries.
+            #[must_use]
+            pub fn chan(&self) -> &Chan<S> {
+                &self.chan
             }
+
+            /// Closes the channel: sends fail from now on, receivers drain
+            /// what was sent and then see it closed. True if this call
+            /// closed it.
+            #[allow(
+                clippy::must_use_candidate,
+                reason = "called for its effect; whether this call was the one that closed is incidental"
+            )]
+            pub fn close(&self) -> bool {
+                // A single producer closes as the producer (it then knows
+                // the boundary exactly): its operations borrow it mutably,
+                // so none runs while `&self` is held.
+                let from_producer = !Self::RECEIVES && !<S::Senders as Arity>::MANY;
+                // SAFETY: as above; any other close binds nothing.
+                unsafe { self.chan.close(from_producer) }
+            }
+        }
+
+        impl<S: Storage<$side = Many>> $endpoint<S> {
+            /// A [`Weak`] endpoint of the same channel.
+            #[must_use]
+            pub fn downgrade(&self) -> Weak<Self> {
+                Weak::new(Arc::clone(&self.chan))
+            }
+        }
+
+        impl<S: Storage<$side = Many>> Clone for $endpoint<S> {
+            fn clone(&self) -> Self {
+                assert!(
+                    self.chan.try_count_in(Self::RECEIVES),
+                    "a live endpoint keeps its side counted"
+                );
+                Self::counted(Arc::clone(&self.chan))
+            }
+        }
+
+        impl<S: Storage> fmt::Debug for $endpoint<S> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct(stringify!($endpoint))
+                    .field("chan", &*self.chan)
+                    .finish_non_exhaustive()
+            }
+        }
+    };
+}
+
+endpoint_common!(Producer, Senders);
+endpoint_common!(Consumer, Receivers);
+
+impl<S: Storage> Producer<S> {
+    /// The right to send, for as long as `self` is borrowed.
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a reference conversion on every send's ready path"
+    )]
+    #[must_use]
+    pub fn by_ref(&mut self) -> ProducerRef<'_, S> {
+        ProducerRef {
+            chan: &self.chan,
+            turns: self.cursor.as_deref_mut().map(|turns| &mut **turns),
         }
     }
 
-    #[test]
-    fn units_of_a_single_list_producer_push_from_two_threads() {
-        units_of_one_producer_push_from_two_threads::<List<u32, One, One>>();
-    }
-
-    #[test]
-    fn units_of_a_single_ring_producer_push_from_two_threads() {
-        units_of_one_producer_push_from_two_threads::<Ring<u32, 64, One, One>>();
-    }
-
-    /// A reservation polled again after it completed reserves again, while
-    /// the units it made first push from another thread: both take turns
-    /// at the producer's cursor, and every value arrives, each sender's in
-    /// order. The other thread starts on a relaxed flag raised after the
-    /// second poll, which orders nothing, so a poll that skipped its turn
-    /// would race with that thread's pushes (Miri reports it).
-    fn a_reservation_polled_again_while_its_units_push_elsewhere<S>()
+    /// Polls for one unit of capacity that the producer keeps until
+    /// [`Producer::send_reserved`] or [`Producer::release_reserved`]
+    /// (`futures::Sink::poll_ready`). `Ready(Ok)` at once while one is kept.
+    ///
+    /// # Errors
+    ///
+    /// `Ready(Err)` when the channel is closed.
+    pub fn poll_reserve(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), SendError<()>>>
     where
-        S: Storage<Item = u32, Senders = One, Receivers = One, ProducerCursor: Send> + Send + Sync,
+        S: Storage<Wait = Park>,
     {
-        const N: u32 = 16;
-        const AGAIN: u32 = if cfg!(miri) { 4 } else { 32 };
-        const MAIN: u32 = 1 << 30;
-        let (mut tx, mut rx) = channel::<S>();
-        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-        let mut reserve = std::pin::pin!(tx.by_ref().reserve(N as usize));
-        let mut again = || {
-            let std::task::Poll::Ready(Ok(units)) = reserve.as_mut().poll(&mut cx) else {
-                panic!("room for more units");
-            };
-            units
-        };
-        let mut first = again();
-        let go = std::sync::atomic::AtomicBool::new(false);
-        std::thread::scope(|scope| {
-            scope.spawn(|| {
-                // ORDERING: Relaxed on purpose: see the doc comment.
-                while !go.load(std::sync::atomic::Ordering::Relaxed) {
-                    std::thread::yield_now();
-                }
-                for i in 0..N {
-                    first.send(i).unwrap();
-                }
-            });
-            for k in 0..AGAIN {
-                let mut more = again();
-                // ORDERING: Relaxed, as above.
-                go.store(true, std::sync::atomic::Ordering::Relaxed);
-                for i in 0..N {
-                    more.send(MAIN + k * N + i).unwrap();
-                }
+        self.hold.poll(&self.chan, cx)
+    }
+
+    /// Sends `value` through the unit [`Producer::poll_reserve`] kept, or,
+    /// with none kept, if there is room now.
+    ///
+    /// # Errors
+    ///
+    /// As [`ProducerRef::try_send`]; the value is handed back.
+    pub fn send_reserved(&mut self, value: S::Item) -> Result<(), TrySendError<S::Item>> {
+        let held = self.hold.take();
+        let mut right = self.by_ref();
+        if held {
+            let chan = right.chan;
+            // SAFETY: the hold kept one unit for this producer, given up
+            // here; this right's cursor, which nobody else uses meanwhile.
+            let sent = unsafe { chan.push_unit(right.cursor(), value) };
+            if sent.is_ok() {
+                chan.pushed_unit();
             }
-        });
-        let mut got = Vec::new();
-        rx.by_ref().try_recv_many(&mut got, usize::MAX);
-        let theirs: Vec<u32> = got.iter().copied().filter(|&v| v < MAIN).collect();
-        let ours: Vec<u32> = got.iter().copied().filter(|&v| v >= MAIN).collect();
-        assert_eq!(theirs, (0..N).collect::<Vec<_>>());
-        assert_eq!(ours, (MAIN..MAIN + AGAIN * N).collect::<Vec<_>>());
+            return sent.map_err(|SendError(value)| TrySendError::Disconnected(value));
+        }
+        right.try_send(value)
     }
 
-    #[test]
-    fn a_ring_reservation_polled_again_takes_turns_with_the_units_it_made() {
-        a_reservation_polled_again_while_its_units_push_elsewhere::<Ring<u32, 1024, One, One>>();
+    /// Gives back the unit [`Producer::poll_reserve`] kept, and stops a
+    /// reservation in progress.
+    pub fn release_reserved(&mut self) {
+        self.hold.release(&self.chan);
     }
 
-    #[test]
-    fn a_list_reservation_polled_again_takes_turns_with_the_units_it_made() {
-        a_reservation_polled_again_while_its_units_push_elsewhere::<List<u32, One, One>>();
+    /// Whether [`Producer::poll_reserve`] keeps a unit.
+    #[must_use]
+    pub fn has_reserved(&self) -> bool {
+        self.hold.held
+    }
+}
+
+impl<S: Storage<Senders = Many>> Producer<S> {
+    /// The right to send of one of many producers, for as long as `self`
+    /// is borrowed.
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a reference conversion on every send's ready path"
+    )]
+    #[must_use]
+    pub fn shared(&self) -> ProducerRef<'_, S> {
+        ProducerRef {
+            chan: &self.chan,
+            turns: None,
+        }
+    }
+}
+
+impl<S: Storage> Drop for Producer<S> {
+    fn drop(&mut self) {
+        let _last = DropCounted(&self.chan, false);
+        self.hold.release(&self.chan);
+    }
+}
+
+impl<S: Storage> Consumer<S> {
+    /// The right to receive, for as long as `self` is borrowed.
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a reference conversion on every receive's ready path"
+    )]
+    #[must_use]
+    pub fn by_ref(&mut self) -> ConsumerRef<'_, S> {
+        let cursor = match self.cursor.as_deref_mut() {
+            Some(cursor) => &mut **cursor,
+            // SAFETY: many consumers: the cursor holds nothing.
+            None => unsafe { conjured() },
+        };
+        ConsumerRef {
+            chan: &self.chan,
+            cursor,
+        }
     }
 
-    #[test]
-    fn splitting_off_more_units_than_are_held_panics() {
-        let (mut tx, _rx) = channel::<Ring<u32, 4, One, One>>();
-        let mut units = tx.by_ref().try_reserve(2).unwrap();
-        let split = std::panic::AssertUnwindSafe(|| drop(units.split(3)));
-        assert!(std::panic::catch_unwind(split).is_err());
-        assert_eq!(units.len(), 2);
-        drop(units);
-        assert_eq!(<Ring<u32, 4, One, One> as Capacity>::CAP, 4);
-        assert_eq!(tx.by_ref().try_reserve(4).map(|units| units.len()), Ok(4));
+    /// Polls for a value, keeping the waiter node in the consumer between
+    /// polls (`futures::Stream::poll_next`).
+    ///
+    /// # Errors
+    ///
+    /// `Ready(Err)` once the channel is closed and drained.
+    #[inline]
+    pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Result<S::Item, RecvError>>
+    where
+        S: Storage<Wait = Park>,
+    {
+        let Self { chan, cursor, wait } = self;
+        let cursor = match cursor.as_deref_mut() {
+            Some(cursor) => &mut **cursor,
+            // SAFETY: many consumers: the cursor holds nothing.
+            None => unsafe { conjured() },
+        };
+        let PollWait { node, registered } = wait;
+        // SAFETY: the consumer contract (this consumer's cursor); the node is
+        // pinned in its box, only used with this channel, and withdrawn by
+        // `stop_waiting` or the consumer's drop.
+        unsafe {
+            chan.poll_recv(
+                cursor,
+                || node.get_or_insert_with(|| Box::pin(RxNode::<S>::default())).as_ref(),
+                registered,
+                cx,
+            )
+        }
+    }
+
+    /// Withdraws the registration a pending [`Consumer::poll_recv`] left,
+    /// passing on a wake-up it received.
+    #[inline]
+    pub fn stop_waiting(&mut self) {
+        self.wait.cancel(&self.chan);
+    }
+}
+
+impl<S: Storage<Receivers = One>> Consumer<S> {
+    /// The next value, left in place, if one is ready.
+    #[must_use]
+    pub fn peek(&mut self) -> Option<&S::Item> {
+        // SAFETY: a single consumer has its cursor (field `cursor`).
+        let cursor = unsafe { self.cursor.as_deref_mut().unwrap_unchecked() };
+        // SAFETY: the one consumer, with the channel's one cursor, borrowed
+        // for as long as the reference lives.
+        unsafe { self.chan.storage().peek(cursor) }
+    }
+}
+
+impl<S: Storage<Receivers = Many>> Consumer<S> {
+    /// The right to receive of one of many consumers, for as long as
+    /// `self` is borrowed.
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a reference conversion on every receive's ready path"
+    )]
+    #[must_use]
+    pub fn shared(&self) -> ConsumerRef<'_, S> {
+        ConsumerRef {
+            chan: &self.chan,
+            // SAFETY: many consumers: the cursor holds nothing.
+            cursor: unsafe { conjured() },
+        }
+    }
+}
+
+impl<S: Storage> Drop for Consumer<S> {
+    fn drop(&mut self) {
+        let _last = DropCounted(&self.chan, true);
+        self.wait.cancel(&self.chan);
+    }
+}
+
+/// Counts an endpoint out of its channel when dropped, also while a waker
+/// unwinds out of what its endpoint's drop did before: the last sender
+/// closes the channel, the last receiver also drains it.
+struct DropCounted<'a, S: Storage>(&'a Chan<S>, bool);
+
+impl<S: Storage> Drop for DropCounted<'_, S> {
+    fn drop(&mut self) {
+        // SAFETY: made only in the `Drop` of an endpoint, which gives up the
+        // one count it holds and makes no call for it from then on; a single
+        // endpoint goes away with its cursor.
+        unsafe {
+            if self.1 {
+                self.0.drop_receiver();
+            } else {
+                self.0.drop_sender();
+            }
+        }
+    }
+}
+
+impl<E: Endpoint> Weak<E> {
+    fn new(chan: Arc<Chan<E::Storage>>) -> Self {
+        chan.count_weak(E::RECEIVES, true);
+        Self { chan }
+    }
+
+    /// The endpoint, if any of its side is still alive.
+    #[must_use]
+    pub fn upgrade(&self) -> Option<E> {
+        self.chan
+            .try_count_in(E::RECEIVES)
+            .then(|| E::counted(Arc::clone(&self.chan)))
+    }
+
+    /// The channel, for queries.
+    #[must_use]
+    pub fn chan(&self) -> &Chan<E::Storage> {
+        &self.chan
+    }
+}
+
+impl<E: Endpoint> Clone for Weak<E> {
+    fn clone(&self) -> Self {
+        Self::new(Arc::clone(&self.chan))
+    }
+}
+
+impl<E: Endpoint> Drop for Weak<E> {
+    fn drop(&mut self) {
+        self.chan.count_weak(E::RECEIVES, false);
+    }
+}
+
+impl<E: Endpoint> fmt::Debug for Weak<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Weak").field("chan", &*self.chan).finish()
+    }
+}
+
+/// The right to act as a producer, borrowed from a [`Producer`]. Not
+/// `Clone`. Operations that end with the call take `&mut self`; those whose
+/// result outlives the call (a future, held [`Units`]) consume the right,
+/// and [`ProducerRef::reborrow`] lends a shorter one for them.
+///
+/// # Examples
+///
+/// ```
+/// use asyncband_core::arity::One;
+/// use asyncband_core::endpoint;
+/// use asyncband_core::ring::Ring;
+///
+/// let (mut tx, mut rx) = endpoint::channel::<Ring<u8, 4, One, One>>();
+/// let mut right = tx.by_ref();
+/// let mut units = right.reborrow().try_reserve(2).unwrap();
+/// units.send(1).unwrap();
+/// drop(units);
+/// right.try_send(2).unwrap();
+/// assert_eq!(rx.by_ref().try_recv(), Ok(1));
+/// assert_eq!(rx.by_ref().try_recv(), Ok(2));
+/// ```
+pub struct ProducerRef<'a, S: Storage> {
+    chan: &'a Chan<S>,
+    /// # Safety
+    ///
+    /// With a single producer, its one cursor, borrowed mutably, so this
+    /// right is its only user for `'a`; `None` with many producers, whose
+    /// cursor holds nothing.
+    turns: Option<&'a mut Turns<S::ProducerCursor>>,
+}
+
+impl<'a, S: Storage> ProducerRef<'a, S> {
+    /// A shorter right, for an operation whose result outlives the call.
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a reference conversion on every send's ready path"
+    )]
+    #[must_use]
+    pub fn reborrow(&mut self) -> ProducerRef<'_, S> {
+        ProducerRef {
+            chan: self.chan,
+            turns: self.turns.as_deref_mut(),
+        }
+    }
+
+    /// The producer's cursor, for this right's own use.
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a reference conversion on every send's ready path"
+    )]
+    fn cursor(&mut self) -> &mut S::ProducerCursor {
+        match self.turns.as_deref_mut() {
+            Some(turns) => turns.get_mut(),
+            // SAFETY: many producers: the cursor holds nothing.
+            None => unsafe { conjured() },
+        }
+    }
+
+    /// The right, given to held units (or a reservation that makes them),
+    /// whose pushes take turns at a single producer's cursor.
+    ///
+    /// # Safety
+    ///
+    /// Whatever uses the pusher holds the units it pushes through.
+    unsafe fn into_pusher(self) -> Pusher<'a, S> {
+        // SAFETY: the cursor as for this right, which the pusher takes:
+        // shared from now on, by the pusher's copies, which take turns.
+        unsafe { Pusher::new(self.chan, self.turns.map(|turns| &*turns)) }
+    }
+
+    /// The channel, for queries.
+    #[must_use]
+    pub fn chan(&self) -> &'a Chan<S> {
+        self.chan
+    }
+
+    /// Sends `value` if there is capacity now.
+    ///
+    /// # Errors
+    ///
+    /// Hands `value` back in [`TrySendError::Full`] when no capacity is free
+    /// or senders are queued ahead, and in [`TrySendError::Disconnected`]
+    /// when the channel is closed.
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "every try send's ready path; out of line it costs a call per message"
+    )]
+    pub fn try_send(&mut self, value: S::Item) -> Result<(), TrySendError<S::Item>> {
+        let chan = self.chan;
+        // SAFETY: this right's cursor (field `turns`).
+        unsafe { chan.try_send(self.cursor(), value) }
+    }
+
+    /// Sends `value`, waiting while the channel is full, until `deadline` if
+    /// there is one.
+    ///
+    /// # Errors
+    ///
+    /// Hands `value` back in [`SendTimeoutError::Timeout`] when `deadline`
+    /// passes first, and in [`SendTimeoutError::Disconnected`] when the
+    /// channel is closed.
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "every blocking send's ready path; out of line it costs a call per message"
+    )]
+    pub fn send_blocking(
+        &mut self,
+        value: S::Item,
+        deadline: Option<Instant>,
+    ) -> Result<(), SendTimeoutError<S::Item>> {
+        let chan = self.chan;
+        // SAFETY: this right's cursor (field `turns`).
+        unsafe { chan.send_blocking(self.cursor(), value, deadline) }
+    }
+
+    /// `n` units of capacity now. `n == 0` succeeds on an open channel; more
+    /// than the capacity never does.
+    ///
+    /// # Errors
+    ///
+    /// [`TrySendError::Full`] when fewer than `n` units are free or senders
+    /// are queued ahead, and [`TrySendError::Disconnected`] when the channel
+    /// is closed.
+    #[inline]
+    pub fn try_reserve(self, n: usize) -> Result<Units<Pusher<'a, S>>, TrySendError<()>> {
+        // SAFETY: this right acts as the producer; the units go to the value.
+        unsafe { self.chan.try_reserve(n) }?;
+        // SAFETY: the `n` units were just reserved; they take this right.
+        Ok(unsafe { Units::new(self.into_pusher(), n) })
+    }
+
+    /// Reserves `n` units, waiting until they are free or `deadline` passes.
+    ///
+    /// # Errors
+    ///
+    /// [`SendTimeoutError::Timeout`] when `deadline` passes first, and
+    /// [`SendTimeoutError::Disconnected`] when the channel is closed.
+    ///
+    /// # Panics
+    ///
+    /// Unless `1 <= n <= CAP`.
+    #[inline]
+    pub fn reserve_blocking(
+        self,
+        n: usize,
+        deadline: Option<Instant>,
+    ) -> Result<Units<Pusher<'a, S>>, SendTimeoutError<()>> {
+        assert_reservable::<S>(n);
+        // SAFETY: this right acts as the producer; the units go to the value.
+        unsafe { self.chan.reserve_blocking(n, deadline) }?;
+        // SAFETY: the `n` units were just reserved; they take this right.
+        Ok(unsafe { Units::new(self.into_pusher(), n) })
+    }
+}
+
+impl<'a, S: Storage<Wait = Park>> ProducerRef<'a, S> {
+    /// A future that sends `value`, waiting for capacity.
+    #[must_use = "futures do nothing unless polled"]
+    #[inline]
+    pub fn send(mut self, value: S::Item) -> Send<'a, S> {
+        let chan = self.chan;
+        let cursor = match self.turns.take() {
+            Some(turns) => turns.get_mut(),
+            // SAFETY: many producers: the cursor holds nothing.
+            None => unsafe { conjured() },
+        };
+        // SAFETY: the future takes this right's cursor for its life (`'a`).
+        unsafe { Send::new(chan, cursor, value) }
+    }
+
+    /// A future that waits in line for `n` units.
+    ///
+    /// # Panics
+    ///
+    /// Unless `1 <= n <= CAP`.
+    #[must_use = "futures do nothing unless polled"]
+    #[inline]
+    pub fn reserve(self, n: usize) -> Reserve<Pusher<'a, S>> {
+        // SAFETY: the reservation holds the units it is granted.
+        Reserve::new(unsafe { self.into_pusher() }, n)
+    }
+}
+
+impl<S: Storage> fmt::Debug for ProducerRef<'_, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProducerRef").finish_non_exhaustive()
+    }
+}
+
+/// The right to act as a consumer, borrowed from a [`Consumer`]. Not
+/// `Clone`; as [`ProducerRef`] on the other side.
+///
+/// # Examples
+///
+/// ```
+/// use asyncband_core::arity::One;
+/// use asyncband_core::endpoint;
+/// use asyncband_core::list::List;
+///
+/// let (mut tx, mut rx) = endpoint::channel::<List<u8, One, One>>();
+/// for i in 0..3 {
+///     tx.by_ref().try_send(i).unwrap();
+/// }
+/// let mut buf = Vec::new();
+/// assert_eq!(rx.by_ref().try_recv_many(&mut buf, 8), 3);
+/// assert_eq!(buf, [0, 1, 2]);
+/// ```
+pub struct ConsumerRef<'a, S: Storage> {
+    chan: &'a Chan<S>,
+    /// # Safety
+    ///
+    /// With a single consumer, the channel's one cursor, borrowed mutably;
+    /// with many, a cursor that holds nothing.
+    cursor: &'a mut S::Cursor,
+}
+
+impl<'a, S: Storage> ConsumerRef<'a, S> {
+    /// A shorter right, for an operation whose result outlives the call.
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a reference conversion on every receive's ready path"
+    )]
+    #[must_use]
+    pub fn reborrow(&mut self) -> ConsumerRef<'_, S> {
+        ConsumerRef {
+            chan: self.chan,
+            cursor: self.cursor,
+        }
+    }
+
+    /// The channel, for queries.
+    #[must_use]
+    pub fn chan(&self) -> &'a Chan<S> {
+        self.chan
+    }
+
+    /// Receives the next value if one is ready.
+    ///
+    /// # Errors
+    ///
+    /// [`TryRecvError::Empty`] when no value is ready, and
+    /// [`TryRecvError::Disconnected`] when the channel is closed and
+    /// drained.
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "every try receive's ready path; out of line it costs a call per message"
+    )]
+    pub fn try_recv(&mut self) -> Result<S::Item, TryRecvError> {
+        // SAFETY: the consumer contract (field `cursor`).
+        unsafe { self.chan.try_recv(self.cursor) }
+    }
+
+    /// Receives a value, waiting while the channel is empty, until
+    /// `deadline` if there is one.
+    ///
+    /// # Errors
+    ///
+    /// [`RecvTimeoutError::Timeout`] when `deadline` passes first, and
+    /// [`RecvTimeoutError::Disconnected`] when the channel is closed and
+    /// drained.
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "every blocking receive's ready path; out of line it costs a call per message"
+    )]
+    pub fn recv_blocking(
+        &mut self,
+        deadline: Option<Instant>,
+    ) -> Result<S::Item, RecvTimeoutError> {
+        // SAFETY: the consumer contract (field `cursor`).
+        unsafe { self.chan.recv_blocking(self.cursor, deadline) }
+    }
+
+    /// Appends up to `limit` values that are ready to `buf`; returns how
+    /// many.
+    pub fn try_recv_many(&mut self, buf: &mut Vec<S::Item>, limit: usize) -> usize {
+        let mut taken = 0;
+        while taken < limit {
+            match self.try_recv() {
+                Ok(value) => {
+                    buf.push(value);
+                    taken += 1;
+                }
+                Err(_) => break,
+            }
+        }
+        taken
+    }
+}
+
+impl<'a, S: Storage<Wait = Park>> ConsumerRef<'a, S> {
+    /// A future that receives one value, waiting for one.
+    #[must_use = "futures do nothing unless polled"]
+    #[inline]
+    pub fn recv(self) -> Recv<'a, S> {
+        // SAFETY: the future takes this right, and with it the contract, for
+        // its life (`'a`).
+        unsafe { Recv::new(self.chan, self.cursor) }
+    }
+
+    /// A future that waits for one value, then appends it and up to
+    /// `limit - 1` more that are ready to `buf`; resolves to how many.
+    #[must_use = "futures do nothing unless polled"]
+    #[inline]
+    pub fn recv_many<'b>(self, buf: &'b mut Vec<S::Item>, limit: usize) -> RecvMany<'a, 'b, S> {
+        // SAFETY: as in `recv`.
+        unsafe { RecvMany::new(self.chan, self.cursor, buf, limit) }
+    }
+}
+
+impl<S: Storage> fmt::Debug for ConsumerRef<'_, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ConsumerRef").finish_non_exhaustive()
+    }
+}
+
+/// A future that resolves once `chan` is closed or every receiver is gone.
+///
+/// # Examples
+///
+/// ```
+/// use asyncband_core::arity::One;
+/// use asyncband_core::endpoint;
+/// use asyncband_core::ring::Ring;
+///
+/// let (tx, rx) = endpoint::channel::<Ring<u8, 2, One, One>>();
+/// drop(rx);
+/// futures::executor::block_on(endpoint::closed(tx.chan()));
+/// ```
+#[must_use = "futures do nothing unless polled"]
+pub fn closed<S: Storage<Wait = Park>>(chan: &Chan<S>) -> Closed<'_, S> {
+    Closed::new(chan)
+}
+
+/// The waiter node a consumer keeps between calls of `poll_recv`, which has
+/// no future to keep it in: allocated on the first poll that waits.
+struct PollWait<S: Storage> {
+    node: Option<Pin<Box<RxNode<S>>>>,
+    registered: bool,
+}
+
+impl<S: Storage> Default for PollWait<S> {
+    fn default() -> Self {
+        Self {
+            node: None,
+            registered: false,
+        }
+    }
+}
+
+impl<S: Storage> PollWait<S> {
+    /// Withdraws the node's registration, passing on a wake-up it held.
+    fn cancel(&mut self, chan: &Chan<S>) {
+        if let Some(node) = &self.node {
+            // SAFETY: the node is pinned in its box and only ever waited on
+            // `chan`, its consumer's channel.
+            unsafe { chan.cancel_recv(node.as_ref(), &mut self.registered) };
+        }
+    }
+}
+
+/// The unit a producer keeps between [`Producer::poll_reserve`] and the send
+/// that uses it, and the registration of the reservation that waits for it.
+struct Hold<S: Storage> {
+    node: Option<Pin<Box<TxNode<S>>>>,
+    registered: bool,
+    /// # Safety
+    ///
+    /// True while the producer owning this holds one unit for it.
+    held: bool,
+}
+
+impl<S: Storage> Default for Hold<S> {
+    fn default() -> Self {
+        Self {
+            node: None,
+            registered: false,
+            held: false,
+        }
+    }
+}
+
+impl<S: Storage> Hold<S> {
+    /// # Panics
+    ///
+    /// Never: a hold waits only on a channel with capacity to wait for.
+    fn poll(&mut self, chan: &Chan<S>, cx: &mut Context<'_>) -> Poll<Result<(), SendError<()>>>
+    where
+        S: Storage<Wait = Park>,
+    {
+        if self.held {
+            return Poll::Ready(Ok(()));
+        }
+        if !self.registered {
+            // SAFETY: the owning producer acts as a producer; the unit goes to
+            // this hold.
+            match unsafe { chan.try_reserve(1) } {
+                Ok(()) => {
+                    self.held = true;
+                    return Poll::Ready(Ok(()));
+                }
+                Err(TrySendError::Disconnected(())) => return Poll::Ready(Err(SendError(()))),
+                Err(TrySendError::Full(())) => {}
+            }
+        }
+        let node = self
+            .node
+            .get_or_insert_with(|| Box::pin(TxNode::<S>::default()))
+            .as_ref();
+        // SAFETY: as above; the node is pinned in its box, only used with
+        // this channel, and withdrawn by `release`.
+        let result = std::task::ready!(unsafe { chan.poll_reserve(node, &mut self.registered, 1, cx) });
+        self.held = result.is_ok();
+        Poll::Ready(result)
+    }
+
+    /// Takes the unit kept, if any, for a send through it.
+    fn take(&mut self) -> bool {
+        std::mem::take(&mut self.held)
+    }
+
+    /// Gives back the unit kept and stops a reservation in progress.
+    fn release(&mut self, chan: &Chan<S>) {
+        if let Some(node) = &self.node {
+            // SAFETY: the node is pinned in its box and only used with
+            // `chan`, its producer's channel.
+            unsafe { chan.cancel_send(node.as_ref(), &mut self.registered) };
+        }
+        if std::mem::take(&mut self.held) {
+            // SAFETY: `held` said a unit is held; it is given up here.
+            unsafe { chan.return_units(1) };
+        }
     }
 }

@@ -1,37 +1,69 @@
-//! Capacity held ahead of a send: [`Units`] and the single [`Unit`], and
-//! the futures that wait for them, [`ReserveUnits`] and [`ReserveUnit`].
+//! Capacity held ahead of a send: [`Units`], generic over what holds them
+//! ([`Holder`]: a producer's borrowed right, [`Pusher`], or a [`Producer`]
+//! that the units own), and the one future that waits in line for them,
+//! [`Reserve`].
 //!
 //! A unit is one slot's worth of a bounded channel's capacity, taken out of
-//! the free pool (see [`Capacity`](crate::storage::Capacity)). Only the
-//! endpoint types make `Units`, from capacity they just reserved, so a
-//! `Units` value is the proof that its units are held: sending through one
-//! consumes it, dropping the rest gives them back. Nothing else can return
-//! capacity, so no safe call can free a unit nobody holds (which would let
-//! a producer overwrite a queued value).
+//! the free pool (see [`Capacity`](crate::storage::Capacity)). Only this
+//! module makes `Units`, from capacity just reserved, so a `Units` value is
+//! the proof that its units are held: sending through one uses it up,
+//! dropping the rest gives them back. Nothing else returns capacity, so no
+//! safe call can free a unit nobody holds.
 
 use std::fmt;
 use std::future::Future;
+use std::marker::PhantomPinned;
+use std::mem::ManuallyDrop;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use crate::arity::Arity;
-use crate::chan::Chan;
+use super::{Producer, conjured};
+use crate::arity::Many;
+use crate::chan::{Chan, TxNode};
 use crate::error::SendError;
-use crate::future::Reserve;
-use crate::storage::{Storage, conjured_cursor};
-use crate::sync::Turns;
+use crate::storage::{Storage, Turns};
+use crate::wait::Park;
 
-/// How held units reach their channel and its producer's cursor: a copy
-/// per value that holds units, all from one
-/// [`ProducerRef`](super::ProducerRef) that the units consumed.
-pub(crate) struct Pusher<'a, S: Storage> {
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// What held [`Units`] push through: a [`Pusher`] (borrowed from a
+/// producer's right) or a [`Producer`] of many that the units own. Sealed.
+pub trait Holder: sealed::Sealed + Sized {
+    /// The channel's storage.
+    type Storage: Storage;
+
+    /// The channel.
+    fn chan(&self) -> &Chan<Self::Storage>;
+
+    /// Pushes `value` through one held unit.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds a unit of this channel and gives it up here.
+    #[doc(hidden)]
+    unsafe fn push(
+        &self,
+        value: <Self::Storage as Storage>::Item,
+    ) -> Result<(), SendError<<Self::Storage as Storage>::Item>>;
+
+    /// The holder for units just granted to a reservation that holds it in
+    /// `slot`: a copy for a borrowed right (the reservation may reserve
+    /// again), the owned producer itself otherwise.
+    #[doc(hidden)]
+    fn for_units(slot: &mut Option<Self>) -> Self;
+}
+
+/// How held units reach their channel and its producer's cursor: a copy per
+/// value that holds units, all from one producer's right that they took.
+pub struct Pusher<'a, S: Storage> {
     chan: &'a Chan<S>,
     /// # Safety
     ///
-    /// As in [`ProducerRef`](super::ProducerRef): `Some` exactly with a
-    /// single producer, whose right the units took, so that no one else
-    /// uses the cursor while they live; pushes through them take turns at
-    /// it.
+    /// `Some` exactly with a single producer, whose right the units took, so
+    /// that no one else uses the cursor while they live; pushes through
+    /// them take turns at it.
     turns: Option<&'a Turns<S::ProducerCursor>>,
 }
 
@@ -49,80 +81,83 @@ impl<'a, S: Storage> Pusher<'a, S> {
     /// `turns` as for the field: `Some` with a single producer and `None`
     /// with many; no one but pushers made from these parts uses the cursor
     /// for `'a`.
-    pub(crate) unsafe fn new(
+    pub(super) unsafe fn new(
         chan: &'a Chan<S>,
         turns: Option<&'a Turns<S::ProducerCursor>>,
     ) -> Self {
         Self { chan, turns }
     }
+}
 
-    /// The channel.
-    pub(crate) fn chan(self) -> &'a Chan<S> {
-        self.chan
-    }
-
-    /// The producer's cursor, for a caller that has it to itself.
-    ///
-    /// # Safety
-    ///
-    /// Nothing else uses the cursor while the reference lives: no other
-    /// copy of this pusher acts, by `lend` or [`Pusher::with_turn`].
-    #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "a reference conversion on every send's ready path"
-    )]
-    pub(crate) unsafe fn lend(self) -> &'a mut S::ProducerCursor {
-        if <S::Senders as Arity>::MANY {
-            // SAFETY: many producers: the cursor holds nothing.
-            unsafe { conjured_cursor() }
-        } else {
-            // SAFETY: a single producer's pusher has its turns (field
-            // `turns`), and the caller has the cursor to itself.
-            unsafe { self.turns.unwrap_unchecked().lend() }
-        }
-    }
-
-    /// Runs `f` with the producer's cursor, taking a turn at it.
-    #[inline]
-    pub(crate) fn with_turn<R>(self, f: impl FnOnce(&mut S::ProducerCursor) -> R) -> R {
-        if <S::Senders as Arity>::MANY {
-            // SAFETY: many producers: the cursor holds nothing.
-            f(unsafe { conjured_cursor() })
-        } else {
-            // SAFETY: a single producer's pusher has its turns (field
-            // `turns`).
-            let turns = unsafe { self.turns.unwrap_unchecked() };
-            f(&mut turns.take_turn())
-        }
-    }
-
-    /// Pushes `value` through one held unit.
-    ///
-    /// # Safety
-    ///
-    /// The caller holds a unit and gives it up here.
-    #[inline]
-    unsafe fn push(self, value: S::Item) -> Result<(), SendError<S::Item>> {
-        // SAFETY: the caller's unit, and the producer's cursor: a turn at a
-        // single producer's, which only pushers use while they live; many
-        // producers' holds nothing.
-        let pushed = self.with_turn(|cursor| unsafe { self.chan.push_unit(cursor, value) });
-        // After the turn: a waker may take its time.
-        if pushed.is_ok() {
-            self.chan.notify_receivers();
-        }
-        pushed
+impl<S: Storage> fmt::Debug for Pusher<'_, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Pusher").finish_non_exhaustive()
     }
 }
 
-/// `n` units of capacity of one channel, held by the caller until each is
-/// sent through or the rest are dropped.
-///
-/// They took the right of the producer that reserved them for `'a`: no
-/// other producer-side operation runs while they live, except pushes
-/// through units, which may run on several threads at once (units are
-/// `Send`) and take turns at a single producer's cursor.
+impl<S: Storage> sealed::Sealed for Pusher<'_, S> {}
+
+impl<S: Storage> Holder for Pusher<'_, S> {
+    type Storage = S;
+
+    fn chan(&self) -> &Chan<S> {
+        self.chan
+    }
+
+    #[inline]
+    unsafe fn push(&self, value: S::Item) -> Result<(), SendError<S::Item>> {
+        // SAFETY: the caller's unit; the cursor is a turn at a single
+        // producer's (only pushers use it while they live) or, with many
+        // producers, one that holds nothing.
+        let pushed = unsafe {
+            match self.turns {
+                Some(turns) => turns.with_turn(|cursor| self.chan.push_unit(cursor, value)),
+                None => self.chan.push_unit(conjured(), value),
+            }
+        };
+        // After the turn: a waker may take its time.
+        if pushed.is_ok() {
+            self.chan.pushed_unit();
+        }
+        pushed
+    }
+
+    fn for_units(slot: &mut Option<Self>) -> Self {
+        slot.expect("a reservation keeps its pusher")
+    }
+}
+
+impl<S: Storage<Senders = Many>> sealed::Sealed for Producer<S> {}
+
+impl<S: Storage<Senders = Many>> Holder for Producer<S> {
+    type Storage = S;
+
+    fn chan(&self) -> &Chan<S> {
+        &self.chan
+    }
+
+    #[inline]
+    unsafe fn push(&self, value: S::Item) -> Result<(), SendError<S::Item>> {
+        // SAFETY: the caller's unit; many producers: the cursor holds
+        // nothing.
+        let pushed = unsafe { self.chan.push_unit(conjured(), value) };
+        if pushed.is_ok() {
+            self.chan.pushed_unit();
+        }
+        pushed
+    }
+
+    fn for_units(slot: &mut Option<Self>) -> Self {
+        slot.take()
+            .expect("a reservation that owns its producer completes once")
+    }
+}
+
+/// `n` units of capacity of one channel, held until each is sent through
+/// or the rest are dropped. They keep their [`Holder`]: the producer's
+/// right they took (no other producer-side operation runs while they live,
+/// except pushes through units, which take turns at a single producer's
+/// cursor), or an owned producer, handed back by [`Units::into_holder`].
 ///
 /// # Examples
 ///
@@ -132,31 +167,41 @@ impl<'a, S: Storage> Pusher<'a, S> {
 /// use asyncband_core::ring::Ring;
 ///
 /// let (tx, mut rx) = endpoint::channel::<Ring<u8, 4, Many, One>>();
-/// let tx = tx.into_shared();
-/// let mut units = tx.by_ref().try_reserve(3).unwrap();
+/// let mut units = tx.shared().try_reserve(3).unwrap();
 /// units.send(1).unwrap();
 /// drop(units); // the other two go back
 /// assert_eq!(rx.by_ref().try_recv(), Ok(1));
-/// assert_eq!(tx.by_ref().try_reserve(4).map(|units| units.len()), Ok(4));
+/// assert_eq!(tx.shared().try_reserve(4).map(|units| units.len()), Ok(4));
+///
+/// // Units that own their producer, for another thread.
+/// let mut owned = tx.try_reserve_owned().unwrap();
+/// let tx = std::thread::spawn(move || {
+///     owned.send(2).unwrap();
+///     owned.into_holder()
+/// })
+/// .join()
+/// .unwrap();
+/// assert_eq!(rx.by_ref().try_recv(), Ok(2));
+/// assert_eq!(tx.chan().sender_count(), 1);
 /// ```
-pub struct Units<'a, S: Storage> {
-    pusher: Pusher<'a, S>,
+pub struct Units<H: Holder> {
+    holder: H,
     /// # Safety
     ///
     /// The holder of this value holds exactly `n` units of the channel.
     n: usize,
 }
 
-impl<'a, S: Storage> Units<'a, S> {
+impl<H: Holder> Units<H> {
     /// `n` units the caller holds.
     ///
     /// # Safety
     ///
-    /// The caller holds `n` units of the pusher's channel and gives them to
+    /// The caller holds `n` units of the holder's channel and gives them to
     /// the value.
     #[inline]
-    pub(crate) unsafe fn new(pusher: Pusher<'a, S>, n: usize) -> Self {
-        Self { pusher, n }
+    pub(super) unsafe fn new(holder: H, n: usize) -> Self {
+        Self { holder, n }
     }
 
     /// How many units are held.
@@ -173,11 +218,11 @@ impl<'a, S: Storage> Units<'a, S> {
 
     /// The channel the units belong to.
     #[must_use]
-    pub fn chan(&self) -> &'a Chan<S> {
-        self.pusher.chan
+    pub fn chan(&self) -> &Chan<H::Storage> {
+        self.holder.chan()
     }
 
-    /// Sends `value` through one held unit, which is consumed either way.
+    /// Sends `value` through one held unit, which is used up either way.
     ///
     /// # Errors
     ///
@@ -188,13 +233,32 @@ impl<'a, S: Storage> Units<'a, S> {
     ///
     /// If no unit is left.
     #[inline]
-    pub fn send(&mut self, value: S::Item) -> Result<(), SendError<S::Item>> {
+    pub fn send(
+        &mut self,
+        value: <H::Storage as Storage>::Item,
+    ) -> Result<(), SendError<<H::Storage as Storage>::Item>> {
         assert!(self.n > 0, "a send through `Units` with none left");
         self.n -= 1;
         // SAFETY: the unit counted off just above is held (field `n`).
-        unsafe { self.pusher.push(value) }
+        unsafe { self.holder.push(value) }
     }
 
+    /// Gives back the units left and hands the holder back.
+    #[must_use = "the holder is handed back; drop the units instead if it is not needed"]
+    pub fn into_holder(self) -> H {
+        let mut this = ManuallyDrop::new(self);
+        // Counted off first: a waker that unwinds out of the grant below
+        // returns nothing twice (the holder is then leaked).
+        let n = std::mem::take(&mut this.n);
+        // SAFETY: the `n` units left are held (field `n`) and given up here.
+        unsafe { this.holder.chan().return_units(n) };
+        // SAFETY: `this` is never used or dropped again, so the holder is
+        // moved out exactly once.
+        unsafe { std::ptr::read(&raw const this.holder) }
+    }
+}
+
+impl<H: Holder + Copy> Units<H> {
     /// Splits off `n` of the held units into a value of their own.
     ///
     /// # Panics
@@ -204,34 +268,21 @@ impl<'a, S: Storage> Units<'a, S> {
     pub fn split(&mut self, n: usize) -> Self {
         assert!(n <= self.n, "split {n} units off {} held", self.n);
         self.n -= n;
-        // SAFETY: the `n` units move from `self` to the new value, with the
-        // same pusher.
-        unsafe { Self::new(self.pusher, n) }
-    }
-
-    /// Takes one of the held units out as a [`Unit`] of its own, or `None`
-    /// when none is left.
-    #[inline]
-    pub fn take_one(&mut self) -> Option<Unit<'a, S>> {
-        if self.n == 0 {
-            return None;
-        }
-        self.n -= 1;
-        // SAFETY: the unit counted off just above moves to the new value,
-        // with the same pusher.
-        Some(unsafe { Unit::new(self.pusher) })
+        // SAFETY: the `n` units move from `self` to the new value, with a
+        // copy of the same holder.
+        unsafe { Self::new(self.holder, n) }
     }
 }
 
-impl<S: Storage> Drop for Units<'_, S> {
+impl<H: Holder> Drop for Units<H> {
     #[inline]
     fn drop(&mut self) {
         // SAFETY: the `n` units left are held (field `n`) and given up here.
-        unsafe { self.pusher.chan.return_units(self.n) };
+        unsafe { self.holder.chan().return_units(self.n) };
     }
 }
 
-impl<S: Storage> fmt::Debug for Units<'_, S> {
+impl<H: Holder> fmt::Debug for Units<H> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Units")
             .field("n", &self.n)
@@ -239,154 +290,46 @@ impl<S: Storage> fmt::Debug for Units<'_, S> {
     }
 }
 
-/// One unit of capacity of one channel, held by the caller until a value is
-/// sent through it or it is dropped: [`Units`] with a count of one that
-/// need not be kept, so sending and dropping check nothing.
-///
-/// # Examples
-///
-/// ```
-/// use asyncband_core::arity::{Many, One};
-/// use asyncband_core::endpoint;
-/// use asyncband_core::ring::Ring;
-///
-/// let (tx, mut rx) = endpoint::channel::<Ring<u8, 1, Many, One>>();
-/// let tx = tx.into_shared();
-/// let unit = tx.by_ref().try_reserve_one().unwrap();
-/// assert!(tx.by_ref().try_reserve_one().is_err(), "the one slot is held");
-/// unit.send(7).unwrap();
-/// assert_eq!(rx.by_ref().try_recv(), Ok(7));
-/// ```
-pub struct Unit<'a, S: Storage> {
-    /// # Safety
-    ///
-    /// The holder of this value holds one unit of the pusher's channel.
-    pusher: Pusher<'a, S>,
-}
-
-impl<'a, S: Storage> Unit<'a, S> {
-    /// One unit the caller holds.
-    ///
-    /// # Safety
-    ///
-    /// As for [`Units::new`] with `n == 1`.
-    #[inline]
-    pub(crate) unsafe fn new(pusher: Pusher<'a, S>) -> Self {
-        Self { pusher }
-    }
-
-    /// The channel the unit belongs to.
-    #[must_use]
-    pub fn chan(&self) -> &'a Chan<S> {
-        self.pusher.chan
-    }
-
-    /// Sends `value` through the unit, which is consumed either way.
+impl<S: Storage<Senders = Many>> Producer<S> {
+    /// One unit of capacity now, held by units that own this producer.
     ///
     /// # Errors
     ///
-    /// Hands `value` back when the channel is closed; the unit goes back to
-    /// the pool.
-    #[inline]
-    pub fn send(self, value: S::Item) -> Result<(), SendError<S::Item>> {
-        let pusher = self.pusher;
-        // The push below uses the unit up: it must not be given back again.
-        std::mem::forget(self);
-        // SAFETY: the unit of the value just forgotten is held (field
-        // `pusher`).
-        unsafe { pusher.push(value) }
-    }
-}
-
-impl<S: Storage> Drop for Unit<'_, S> {
-    #[inline]
-    fn drop(&mut self) {
-        // SAFETY: the unit is held (field `pusher`) and given up here.
-        unsafe { self.pusher.chan.return_units(1) };
-    }
-}
-
-impl<S: Storage> fmt::Debug for Unit<'_, S> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Unit").finish_non_exhaustive()
-    }
-}
-
-/// A reservation and the producer's right it polls with, as a pusher.
-/// Polled again after it completed, it reserves again, for units of their
-/// own.
-struct Reserving<'a, S: Storage> {
-    inner: Reserve<S, &'a Chan<S>>,
-    /// # Safety
-    ///
-    /// Made from a producer's right that the reservation took for `'a`: it
-    /// has the cursor to itself until it makes units (`lent`).
-    pusher: Pusher<'a, S>,
-    /// Units were made: pushes through them may run on other threads now,
-    /// so the reservation takes turns at the cursor with them.
-    lent: bool,
-}
-
-impl<'a, S: Storage> Reserving<'a, S> {
-    /// # Safety
-    ///
-    /// `pusher` was made from a producer's right that the reservation takes
-    /// for `'a` (field `pusher`).
-    unsafe fn new(pusher: Pusher<'a, S>, n: usize) -> Self {
-        Self {
-            inner: Reserve::new(pusher.chan(), n),
-            pusher,
-            lent: false,
+    /// Hands the producer back in
+    /// [`TrySendError::Full`](crate::error::TrySendError::Full) when no unit
+    /// is free or senders are queued ahead, and in
+    /// [`TrySendError::Disconnected`](crate::error::TrySendError::Disconnected)
+    /// when the channel is closed.
+    pub fn try_reserve_owned(self) -> Result<Units<Self>, crate::error::TrySendError<Self>> {
+        use crate::error::TrySendError;
+        // SAFETY: this producer acts as one; the unit goes to the value.
+        match unsafe { self.chan.try_reserve(1) } {
+            // SAFETY: the unit just reserved goes to the value.
+            Ok(()) => Ok(unsafe { Units::new(self, 1) }),
+            Err(TrySendError::Full(())) => Err(TrySendError::Full(self)),
+            Err(TrySendError::Disconnected(())) => Err(TrySendError::Disconnected(self)),
         }
     }
 
-    /// Polls the reservation; once it is granted, the pusher its units use.
-    fn poll(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Result<Pusher<'a, S>, SendError<()>>> {
-        // SAFETY: `inner` is structurally pinned: never moved out of `self`;
-        // the other fields are not pinned.
-        let this = unsafe { self.get_unchecked_mut() };
-        // SAFETY: pinned as above.
-        let inner = unsafe { Pin::new_unchecked(&mut this.inner) };
-        let poll = |cursor: &mut S::ProducerCursor| {
-            // SAFETY: the producer's cursor, for this poll: the right's own
-            // until it lent units, a turn at it since.
-            unsafe { inner.poll_with(cursor, cx) }
-        };
-        let result = std::task::ready!(if this.lent {
-            this.pusher.with_turn(poll)
-        } else {
-            // SAFETY: no units were made yet, so the reservation has the
-            // cursor to itself (field `pusher`).
-            poll(unsafe { this.pusher.lend() })
-        });
-        if result.is_err() {
-            return Poll::Ready(Err(SendError(())));
-        }
-        // The units made here push through turns, as this reservation does
-        // from now on.
-        this.lent = true;
-        Poll::Ready(Ok(this.pusher))
+    /// Waits in line for one unit, held by units that own this producer.
+    #[must_use = "futures do nothing unless polled"]
+    pub fn reserve_owned(self) -> Reserve<Self>
+    where
+        S: Storage<Wait = Park>,
+    {
+        Reserve::new(self, 1)
     }
 }
 
-impl<S: Storage> fmt::Debug for Reserving<'_, S> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.inner.fmt(f)
-    }
-}
-
-/// Waits in line for one unit; resolves to the [`Unit`] once it is held.
-/// Made by [`ProducerRef::reserve_one`](crate::endpoint::ProducerRef::reserve_one).
+/// Waits in line for `n` units; resolves to the [`Units`] once they are
+/// held, with the reservation's [`Holder`]. A reservation with a borrowed
+/// right, polled again after it completed, reserves `n` more; one that owns
+/// its producer hands it back in the error when the channel is closed.
 ///
 /// # Cancel safety
 ///
-/// Dropping it before it completes gives back the unit if it was granted,
-/// passing it to the next waiting sender.
-///
-/// Polled again after it completed, it reserves another unit.
+/// Dropping it before it completes gives back every unit it was granted,
+/// in full or in part, to the next waiting sender.
 ///
 /// # Examples
 ///
@@ -396,111 +339,85 @@ impl<S: Storage> fmt::Debug for Reserving<'_, S> {
 /// use asyncband_core::ring::Ring;
 ///
 /// let (tx, mut rx) = endpoint::channel::<Ring<u8, 2, Many, One>>();
-/// let tx = tx.into_shared();
-/// let unit = futures::executor::block_on(tx.by_ref().reserve_one()).unwrap();
-/// unit.send(3).unwrap();
+/// let mut units = futures::executor::block_on(tx.shared().reserve(2)).unwrap();
+/// assert_eq!(units.len(), 2);
+/// units.send(3).unwrap();
 /// assert_eq!(rx.by_ref().try_recv(), Ok(3));
 /// ```
-pub struct ReserveUnit<'a, S: Storage> {
-    inner: Reserving<'a, S>,
+pub struct Reserve<H: Holder> {
+    /// `None` once an owned holder went to its units.
+    holder: Option<H>,
+    n: usize,
+    node: TxNode<H::Storage>,
+    registered: bool,
+    _pinned: PhantomPinned,
 }
 
-impl<'a, S: Storage> ReserveUnit<'a, S> {
-    /// A future that reserves one unit with `pusher`.
+impl<H: Holder> Reserve<H> {
+    /// A reservation of `n` units for `holder`.
     ///
-    /// # Safety
+    /// # Panics
     ///
-    /// `pusher` was made from a producer's right that the future takes for
-    /// `'a`.
-    #[inline]
-    pub(crate) unsafe fn new(pusher: Pusher<'a, S>) -> Self {
+    /// Unless `1 <= n <= CAP`.
+    pub(super) fn new(holder: H, n: usize) -> Self {
+        crate::chan::assert_reservable::<H::Storage>(n);
         Self {
-            // SAFETY: the caller's contract.
-            inner: unsafe { Reserving::new(pusher, 1) },
+            holder: Some(holder),
+            n,
+            node: TxNode::<H::Storage>::default(),
+            registered: false,
+            _pinned: PhantomPinned,
         }
     }
 }
 
-impl<'a, S: Storage> Future for ReserveUnit<'a, S> {
-    type Output = Result<Unit<'a, S>, SendError<()>>;
+impl<H: Holder<Storage: Storage<Wait = Park>>> Future for Reserve<H> {
+    type Output = Result<Units<H>, SendError<H>>;
 
-    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        // SAFETY: `inner` is structurally pinned: it is never moved out.
-        let inner = unsafe { self.map_unchecked_mut(|this| &mut this.inner) };
-        let pusher = std::task::ready!(inner.poll(cx))?;
-        // SAFETY: the reservation of one unit just completed: it is held.
-        Poll::Ready(Ok(unsafe { Unit::new(pusher) }))
+        // SAFETY: `node` is never moved out of the pinned reservation; the
+        // other fields are not structurally pinned.
+        let this = unsafe { self.get_unchecked_mut() };
+        let chan = this
+            .holder
+            .as_ref()
+            .expect("a reservation that owns its producer completes once")
+            .chan();
+        // SAFETY: the node is pinned with us and only used with this chan
+        // (the holder's, which never changes); the units go to the result.
+        let result = std::task::ready!(unsafe {
+            chan.poll_reserve(Pin::new_unchecked(&this.node), &mut this.registered, this.n, cx)
+        });
+        let holder = H::for_units(&mut this.holder);
+        Poll::Ready(match result {
+            // SAFETY: the reservation just took its `n` units.
+            Ok(()) => Ok(unsafe { Units::new(holder, this.n) }),
+            Err(SendError(())) => Err(SendError(holder)),
+        })
     }
 }
 
-impl<S: Storage> fmt::Debug for ReserveUnit<'_, S> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ReserveUnit")
-            .field("inner", &self.inner)
-            .finish()
-    }
-}
-
-/// Waits in line for `n` units; resolves to the [`Units`] once they are
-/// held. Made by [`ProducerRef::reserve`](crate::endpoint::ProducerRef::reserve).
-///
-/// # Cancel safety
-///
-/// Dropping it before it completes gives back every unit it was granted,
-/// passing them to the next waiting sender.
-///
-/// Polled again after it completed, it reserves `n` more units.
-///
-/// # Examples
-///
-/// ```
-/// use asyncband_core::arity::{Many, One};
-/// use asyncband_core::endpoint;
-/// use asyncband_core::ring::Ring;
-///
-/// let (tx, _rx) = endpoint::channel::<Ring<u8, 2, Many, One>>();
-/// let tx = tx.into_shared();
-/// let units = futures::executor::block_on(tx.by_ref().reserve(2)).unwrap();
-/// assert_eq!(units.len(), 2);
-/// ```
-pub struct ReserveUnits<'a, S: Storage> {
-    inner: Reserving<'a, S>,
-}
-
-impl<'a, S: Storage> ReserveUnits<'a, S> {
-    /// A future that reserves `n` units (`1 <= n <= CAP`) with `pusher`.
-    ///
-    /// # Safety
-    ///
-    /// As for [`ReserveUnit::new`].
-    #[inline]
-    pub(crate) unsafe fn new(pusher: Pusher<'a, S>, n: usize) -> Self {
-        Self {
-            // SAFETY: the caller's contract.
-            inner: unsafe { Reserving::new(pusher, n) },
+impl<H: Holder> Drop for Reserve<H> {
+    fn drop(&mut self) {
+        // A completed reservation is not registered: with no holder left,
+        // nothing is to withdraw.
+        if let Some(holder) = &self.holder {
+            // SAFETY: dropped in place, so the node is still pinned; it was
+            // only used with the holder's channel.
+            unsafe {
+                holder
+                    .chan()
+                    .cancel_send(Pin::new_unchecked(&self.node), &mut self.registered);
+            }
         }
     }
 }
 
-impl<'a, S: Storage> Future for ReserveUnits<'a, S> {
-    type Output = Result<Units<'a, S>, SendError<()>>;
-
-    #[inline]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        // SAFETY: `inner` is structurally pinned: it is never moved out.
-        let inner = unsafe { self.map_unchecked_mut(|this| &mut this.inner) };
-        let n = inner.inner.units();
-        let pusher = std::task::ready!(inner.poll(cx))?;
-        // SAFETY: the reservation just completed: its `n` units are held.
-        Poll::Ready(Ok(unsafe { Units::new(pusher, n) }))
-    }
-}
-
-impl<S: Storage> fmt::Debug for ReserveUnits<'_, S> {
+impl<H: Holder> fmt::Debug for Reserve<H> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ReserveUnits")
-            .field("inner", &self.inner)
-            .finish()
+        f.debug_struct("Reserve")
+            .field("units", &self.n)
+            .field("waiting", &self.registered)
+            .finish_non_exhaustive()
     }
 }

@@ -10,7 +10,7 @@ use crate::slot::{Slot, Stamp};
 #[cfg(doc)]
 use crate::storage::Storage;
 use crate::storage::{PopError, PushError};
-use crate::sync::{AtomicPtr, Ordering, spin_hint, thread};
+use crate::sync::{AtomicPtr, Ordering};
 
 /// Slots per block: one less than a power of two, so that an index's offset
 /// in its lap (`BLOCK + 1` values, the last a sentinel) is a mask.
@@ -47,20 +47,6 @@ pub(super) const fn step(index: u64) -> u64 {
 pub(super) const fn position(index: u64) -> u64 {
     let offset = index % LAP;
     (index / LAP) * BLOCK as u64 + offset
-}
-
-/// Waits until a producer that is moving the tail to the next block is
-/// done, or a consumer likewise; a few stores. Inlined as the generic
-/// functions that call it are: it is not generic itself, so without the
-/// hint a call from another crate would not be.
-#[inline]
-pub(super) fn pause(spins: &mut u32) {
-    *spins += 1;
-    if *spins < crate::sync::PAUSE_SPINS {
-        spin_hint();
-    } else {
-        thread::yield_now();
-    }
 }
 
 /// [`BLOCK`] slots and the link to the next block.
@@ -191,7 +177,7 @@ pub trait Tail<T>: Sized {
     /// The slot stamp these producers publish through.
     type Stamp: Stamp;
     /// A producer's own state ([`Storage::ProducerCursor`]).
-    type Cursor: std::fmt::Debug + Unpin;
+    type Cursor: std::fmt::Debug + Unpin + Send + Sync;
     /// See [`Storage::NOTIFIES_BUSY`].
     const NOTIFIES_BUSY: bool;
 
@@ -252,7 +238,7 @@ pub trait Head<T, Tx: Tail<T>>: Sized {
     /// The consumer arity.
     type Receivers: Arity;
     /// A consumer's own state ([`Storage::Cursor`]).
-    type Cursor: std::fmt::Debug + Unpin;
+    type Cursor: std::fmt::Debug + Unpin + Send + Sync;
 
     /// An end whose next value is in the first slot of `first`.
     fn new(first: *mut Block<T, Tx::Stamp>) -> Self;

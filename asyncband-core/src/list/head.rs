@@ -9,8 +9,9 @@ use crate::arity::{Many, One};
 use crate::slot::{NoStamp, Slot, Stamp, Stamped, readable};
 use crate::storage::PopError;
 use crate::sync::{AtomicPtr, AtomicU64, Ordering, SeqCst};
+use crate::wait::{Wait, pause};
 
-use super::buffer::{BLOCK, Block, Head, LAP, ListFront, Pool, Tail, consumed, pause, step};
+use super::buffer::{BLOCK, Block, Head, LAP, ListFront, Pool, Tail, consumed, step};
 use super::tail::{CLOSED, ManyTail, OneTail};
 
 /// How a single consumer learns that the value at its index is published,
@@ -53,7 +54,7 @@ pub struct TailCache(u64);
 
 impl TailCache {
     /// The end of what may be read from `tail` by a consumer at `head`.
-    fn readable_end<T>(&mut self, tail: &OneTail<T>, head: u64) -> u64 {
+    fn readable_end<T, W: Wait>(&mut self, tail: &OneTail<T, W>, head: u64) -> u64 {
         if head < self.0 {
             return self.0;
         }
@@ -77,7 +78,7 @@ impl TailCache {
 
 /// A single producer publishes through its index: a value is ready when the
 /// index has passed it, which the consumer reads through its [`TailCache`].
-impl<T> Watch<T> for OneTail<T> {
+impl<T, W: Wait> Watch<T> for OneTail<T, W> {
     type Seen = TailCache;
 
     fn seen(index: u64) -> TailCache {
@@ -166,36 +167,18 @@ pub struct OneHead<T, Tx: Watch<T>> {
 /// word, which only the holder of the cursor writes: one store per pop, as
 /// queries need it published anyway.
 ///
-/// # Examples
-///
-/// ```
-/// use asyncband_core::arity::One;
-/// use asyncband_core::list::List;
-/// use asyncband_core::storage::Storage;
-///
-/// let list = List::<u8, One, One>::new();
-/// let (mut tail, mut cursor) = (list.producer_cursor(), list.cursor());
-/// // SAFETY: `tail` is the only producer's only cursor, and `cursor` the
-/// // only consumer's.
-/// unsafe {
-///     list.try_push(&mut tail, 4).unwrap();
-///     assert_eq!(list.try_pop(&mut cursor), Ok(4));
-/// }
-/// ```
-///
 /// [`Storage::Cursor`]: crate::storage::Storage::Cursor
 pub struct OneHeadCursor<T, Tx: Watch<T>> {
     block: *mut Block<T, Tx::Stamp>,
     seen: Tx::Seen,
 }
 
-// SAFETY: the block pointer is into the list the cursor belongs to, whose
-// values it lets its holder take: as for the list, `T: Send` is required and
-// sufficient.
-unsafe impl<T: Send, Tx: Watch<T>> Send for OneHeadCursor<T, Tx> {}
-// SAFETY: a shared reference reaches only the copy of the tail (for
-// `Debug`); the block is used only through `&mut`.
-unsafe impl<T: Send, Tx: Watch<T>> Sync for OneHeadCursor<T, Tx> {}
+// SAFETY: the block pointer is into the list the cursor belongs to, and a
+// cursor acts only together with its channel, whose own `Send` and `Sync`
+// carry `T: Send`; a shared reference reaches only the copy of the tail.
+unsafe impl<T, Tx: Watch<T>> Send for OneHeadCursor<T, Tx> {}
+// SAFETY: as for `Send`.
+unsafe impl<T, Tx: Watch<T>> Sync for OneHeadCursor<T, Tx> {}
 
 impl<T, Tx: Watch<T>> std::fmt::Debug for OneHeadCursor<T, Tx> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

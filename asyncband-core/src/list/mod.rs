@@ -63,13 +63,12 @@ use crossbeam_utils::CachePadded;
 
 use crate::arity::{Arity, Many, One, Topology};
 use crate::storage::{PopError, PushError, Storage, drop_each};
-use crate::sync::{Ordering, spin_hint};
+use crate::sync::Ordering;
+use crate::wait::{Park, Wait, spin_hint};
 
 mod buffer;
 mod head;
 mod tail;
-#[cfg(all(test, not(asyncband_loom)))]
-mod tests;
 
 pub use buffer::{BLOCK, ListFront, POOL};
 use buffer::{Block, Head, Pool, Tail, position};
@@ -82,104 +81,103 @@ pub use tail::{ManyTail, OneTail, OneTailCursor};
 /// single producer keeps a copy of the producer's index; a single consumer
 /// of many producers reads the slot stamps instead.
 pub trait ListTopology: Topology {
-    /// The producers' end.
-    type Tail<T>: buffer::Tail<T>;
+    /// The producers' end, under wait policy `W`.
+    type Tail<T, W: Wait>: buffer::Tail<T>;
     /// The consumers' end, fed by [`ListTopology::Tail`].
-    type Head<T>: buffer::Head<T, Self::Tail<T>>;
+    type Head<T, W: Wait>: buffer::Head<T, Self::Tail<T, W>>;
 }
 
 impl ListTopology for (One, One) {
-    type Tail<T> = OneTail<T>;
-    type Head<T> = OneHead<T, OneTail<T>>;
+    type Tail<T, W: Wait> = OneTail<T, W>;
+    type Head<T, W: Wait> = OneHead<T, OneTail<T, W>>;
 }
 
 impl ListTopology for (Many, One) {
-    type Tail<T> = ManyTail<T>;
-    type Head<T> = OneHead<T, ManyTail<T>>;
+    type Tail<T, W: Wait> = ManyTail<T>;
+    type Head<T, W: Wait> = OneHead<T, ManyTail<T>>;
 }
 
 impl ListTopology for (Many, Many) {
-    type Tail<T> = ManyTail<T>;
-    type Head<T> = ManyHead<T>;
+    type Tail<T, W: Wait> = ManyTail<T>;
+    type Head<T, W: Wait> = ManyHead<T>;
 }
 
-/// Unbounded storage for producer arity `P` and consumer arity `C`: blocks
-/// of slots between the producers' end and the consumers' end that
-/// [`ListTopology`] picks for them.
+/// Unbounded storage for producer arity `P`, consumer arity `C` and wait
+/// policy `W`: blocks of slots between the producers' end and the
+/// consumers' end that [`ListTopology`] picks for them. A single producer
+/// with many consumers is not a list:
+///
+/// ```compile_fail
+/// use asyncband_core::arity::{Many, One};
+/// use asyncband_core::endpoint;
+/// use asyncband_core::list::List;
+///
+/// let (tx, rx) = endpoint::channel::<List<u32, One, Many>>();
+/// ```
 ///
 /// # Examples
 ///
 /// ```
 /// use asyncband_core::arity::{Many, One};
+/// use asyncband_core::endpoint;
 /// use asyncband_core::list::List;
-/// use asyncband_core::storage::{PopError, Storage};
 ///
-/// let list = List::<u32, Many, One>::new();
-/// let mut cursor = list.cursor();
-/// // SAFETY: `cursor` is the only consumer's only cursor; many producers
-/// // need no cursor of their own.
-/// unsafe {
-///     for i in 0..100 {
-///         list.try_push(&mut (), i).unwrap();
-///     }
-///     for i in 0..100 {
-///         assert_eq!(list.try_pop(&mut cursor), Ok(i));
-///     }
-///     assert_eq!(list.try_pop(&mut cursor), Err(PopError::Empty));
+/// let (tx, mut rx) = endpoint::channel::<List<u32, Many, One>>();
+/// for i in 0..100 {
+///     tx.shared().try_send(i).unwrap();
 /// }
+/// assert!((0..100).all(|i| rx.by_ref().try_recv() == Ok(i)));
 /// ```
-///
-/// A single producer with many consumers is not a list:
-///
-/// ```compile_fail
-/// use asyncband_core::arity::{Many, One};
-/// use asyncband_core::list::List;
-/// use asyncband_core::storage::Storage;
-///
-/// let list = List::<u32, One, Many>::new();
-/// ```
-pub struct List<T, P: Arity, C: Arity>
+pub struct List<T, P: Arity, C: Arity, W: Wait = Park>
 where
     (P, C): ListTopology,
 {
     /// Written by producers, on lines of its own.
-    tail: CachePadded<TailOf<T, P, C>>,
+    tail: CachePadded<TailOf<T, P, C, W>>,
     /// Written by consumers, on lines of its own.
-    head: CachePadded<<(P, C) as ListTopology>::Head<T>>,
-    pool: Pool<T, StampOf<T, P, C>>,
+    head: CachePadded<<(P, C) as ListTopology>::Head<T, W>>,
+    pool: Pool<T, StampOf<T, P, C, W>>,
 }
 
-/// The producers' end of a list of `T` with arities `P` and `C`.
-type TailOf<T, P, C> = <(P, C) as ListTopology>::Tail<T>;
+/// The producers' end of a list.
+type TailOf<T, P, C, W> = <(P, C) as ListTopology>::Tail<T, W>;
 /// The slot stamp of that end.
-type StampOf<T, P, C> = <TailOf<T, P, C> as Tail<T>>::Stamp;
-/// The consumer's cursor of a list of `T` with arities `P` and `C`.
-type CursorOf<T, P, C> = <<(P, C) as ListTopology>::Head<T> as Head<T, TailOf<T, P, C>>>::Cursor;
-/// The producer's cursor of a list of `T` with arities `P` and `C`.
-type ProducerCursorOf<T, P, C> = <TailOf<T, P, C> as Tail<T>>::Cursor;
+type StampOf<T, P, C, W> = <TailOf<T, P, C, W> as Tail<T>>::Stamp;
+/// The consumer's cursor of a list.
+type CursorOf<T, P, C, W> =
+    <<(P, C) as ListTopology>::Head<T, W> as Head<T, TailOf<T, P, C, W>>>::Cursor;
+/// The producer's cursor of a list.
+type ProducerCursorOf<T, P, C, W> = <TailOf<T, P, C, W> as Tail<T>>::Cursor;
 
 // SAFETY: values move between threads through the list, so `T: Send` is
 // required and sufficient; shared cells are guarded by the protocol in the
 // module docs.
-unsafe impl<T: Send, P: Arity, C: Arity> Send for List<T, P, C> where (P, C): ListTopology {}
+unsafe impl<T: Send, P: Arity, C: Arity, W: Wait> Send for List<T, P, C, W> where
+    (P, C): ListTopology
+{
+}
 // SAFETY: as for `Send`.
-unsafe impl<T: Send, P: Arity, C: Arity> Sync for List<T, P, C> where (P, C): ListTopology {}
+unsafe impl<T: Send, P: Arity, C: Arity, W: Wait> Sync for List<T, P, C, W> where
+    (P, C): ListTopology
+{
+}
 
 // SAFETY: see the module docs; every claimed index is written once and read
 // once, indices grow per producer, claims before CLOSED (or the boundary) are
 // drained, and the condition changes waiters wait for are SeqCst.
-unsafe impl<T, P: Arity, C: Arity> Storage for List<T, P, C>
+unsafe impl<T, P: Arity, C: Arity, W: Wait> Storage for List<T, P, C, W>
 where
     (P, C): ListTopology,
 {
     type Item = T;
-    type Front = ListFront<T, StampOf<T, P, C>>;
-    type Cursor = CursorOf<T, P, C>;
-    type ProducerCursor = ProducerCursorOf<T, P, C>;
+    type Front = ListFront<T, StampOf<T, P, C, W>>;
+    type Cursor = CursorOf<T, P, C, W>;
+    type ProducerCursor = ProducerCursorOf<T, P, C, W>;
     type Senders = P;
     type Receivers = C;
+    type Wait = W;
     const CAPACITY: Option<usize> = None;
-    const NOTIFIES_BUSY: bool = <TailOf<T, P, C> as Tail<T>>::NOTIFIES_BUSY;
+    const NOTIFIES_BUSY: bool = <TailOf<T, P, C, W> as Tail<T>>::NOTIFIES_BUSY;
 
     fn new() -> Self {
         let first = Box::into_raw(Block::new());
@@ -190,18 +188,18 @@ where
         }
     }
 
-    fn cursor(&self) -> CursorOf<T, P, C> {
+    fn cursor(&self) -> CursorOf<T, P, C, W> {
         self.head.cursor()
     }
 
-    fn producer_cursor(&self) -> ProducerCursorOf<T, P, C> {
+    fn producer_cursor(&self) -> ProducerCursorOf<T, P, C, W> {
         self.tail.cursor()
     }
 
     #[inline]
     unsafe fn try_push(
         &self,
-        cursor: &mut ProducerCursorOf<T, P, C>,
+        cursor: &mut ProducerCursorOf<T, P, C, W>,
         value: T,
     ) -> Result<(), PushError<T>> {
         // SAFETY: the caller's contract is that of `push`.
@@ -213,7 +211,7 @@ where
     #[inline]
     unsafe fn try_push_from(
         &self,
-        cursor: &mut ProducerCursorOf<T, P, C>,
+        cursor: &mut ProducerCursorOf<T, P, C, W>,
         value: &mut Option<T>,
     ) -> Result<(), PushError<()>> {
         let item = value.take().expect("a value to push");
@@ -233,14 +231,14 @@ where
     #[inline]
     unsafe fn front(
         &self,
-        cursor: &mut CursorOf<T, P, C>,
-    ) -> Result<ListFront<T, StampOf<T, P, C>>, PopError> {
+        cursor: &mut CursorOf<T, P, C, W>,
+    ) -> Result<ListFront<T, StampOf<T, P, C, W>>, PopError> {
         // SAFETY: the caller's contract is that of `front`.
         unsafe { self.head.front(cursor, &self.tail) }
     }
 
     #[inline]
-    unsafe fn take_front(&self, front: &mut ListFront<T, StampOf<T, P, C>>) -> T {
+    unsafe fn take_front(&self, front: &mut ListFront<T, StampOf<T, P, C, W>>) -> T {
         // SAFETY: the caller's contract is that of `take_front`.
         unsafe { self.head.take_front(front) }
     }
@@ -248,14 +246,14 @@ where
     #[inline]
     unsafe fn release_front(
         &self,
-        cursor: &mut CursorOf<T, P, C>,
-        front: ListFront<T, StampOf<T, P, C>>,
+        cursor: &mut CursorOf<T, P, C, W>,
+        front: ListFront<T, StampOf<T, P, C, W>>,
     ) {
         // SAFETY: the caller's contract is that of `release_front`.
         unsafe { self.head.release_front(cursor, &self.pool, front) }
     }
 
-    unsafe fn peek<'a>(&'a self, cursor: &'a mut CursorOf<T, P, C>) -> Option<&'a T> {
+    unsafe fn peek<'a>(&'a self, cursor: &'a mut CursorOf<T, P, C, W>) -> Option<&'a T> {
         // SAFETY: the caller's contract is that of `peek`.
         unsafe { self.head.peek(cursor, &self.tail) }
     }
@@ -292,18 +290,14 @@ where
 
     unsafe fn after_push(
         &self,
-        cursor: &mut ProducerCursorOf<T, P, C>,
+        cursor: &mut ProducerCursorOf<T, P, C, W>,
         waiting: impl Fn() -> bool,
     ) {
         // SAFETY: the caller's contract is that of `after_push`.
         unsafe { self.tail.after_push(cursor, waiting) };
     }
 
-    unsafe fn try_acquire(
-        &self,
-        _cursor: &mut ProducerCursorOf<T, P, C>,
-        _n: usize,
-    ) -> Result<(), PushError<()>> {
+    unsafe fn try_acquire(&self, _n: usize) -> Result<(), PushError<()>> {
         if self.is_closed() {
             Err(PushError::Closed(()))
         } else {
@@ -311,13 +305,13 @@ where
         }
     }
 
-    fn grant(&self, n: usize) -> usize {
+    unsafe fn grant(&self, n: usize) -> usize {
         n
     }
 
     unsafe fn push_reserved(
         &self,
-        cursor: &mut ProducerCursorOf<T, P, C>,
+        cursor: &mut ProducerCursorOf<T, P, C, W>,
         value: T,
     ) -> Result<(), T> {
         // SAFETY: the caller's contract is that of `push`; a list holds no
@@ -329,7 +323,7 @@ where
 
     unsafe fn release(&self, _n: usize) {}
 
-    fn set_waiting(&self, _waiting: bool) {}
+    unsafe fn set_waiting(&self, _waiting: bool) {}
 
     unsafe fn drain(&self) {
         // SAFETY: the last consumer (caller's contract).
@@ -337,7 +331,7 @@ where
     }
 }
 
-impl<T, P: Arity, C: Arity> List<T, P, C>
+impl<T, P: Arity, C: Arity, W: Wait> List<T, P, C, W>
 where
     (P, C): ListTopology,
 {
@@ -364,7 +358,7 @@ where
     }
 }
 
-impl<T, P: Arity, C: Arity> Drop for List<T, P, C>
+impl<T, P: Arity, C: Arity, W: Wait> Drop for List<T, P, C, W>
 where
     (P, C): ListTopology,
 {
@@ -379,11 +373,11 @@ where
 }
 
 /// Frees the blocks from a dropped list's head on, when dropped.
-struct FreeBlocks<'a, T, P: Arity, C: Arity>(&'a List<T, P, C>)
+struct FreeBlocks<'a, T, P: Arity, C: Arity, W: Wait>(&'a List<T, P, C, W>)
 where
     (P, C): ListTopology;
 
-impl<T, P: Arity, C: Arity> Drop for FreeBlocks<'_, T, P, C>
+impl<T, P: Arity, C: Arity, W: Wait> Drop for FreeBlocks<'_, T, P, C, W>
 where
     (P, C): ListTopology,
 {
@@ -403,7 +397,7 @@ where
     }
 }
 
-impl<T, P: Arity, C: Arity> std::fmt::Debug for List<T, P, C>
+impl<T, P: Arity, C: Arity, W: Wait> std::fmt::Debug for List<T, P, C, W>
 where
     (P, C): ListTopology,
 {
@@ -411,3 +405,6 @@ where
         f.debug_struct("List").finish_non_exhaustive()
     }
 }
+
+#[cfg(all(test, not(asyncband_loom)))]
+mod tests;

@@ -9,13 +9,13 @@ use std::sync::atomic::compiler_fence;
 
 use crossbeam_utils::CachePadded;
 
-use super::buffer::{BLOCK, Block, LAP, Pool, Tail, pause, step};
+use super::buffer::{BLOCK, Block, LAP, Pool, Tail, step};
 use crate::arity::{Many, One};
 use crate::boundary::Boundary;
 use crate::slot::{NoStamp, Stamped, is_large, readable};
 use crate::storage::PushError;
 use crate::sync::{AtomicPtr, AtomicU64, Ordering, SeqCst};
-use crate::wait::SingleFence;
+use crate::wait::{Fence, Wait, pause};
 
 /// The close bit of [`ManyTail::word`].
 pub(super) const CLOSED: u64 = 1;
@@ -23,7 +23,7 @@ pub(super) const CLOSED: u64 = 1;
 /// A single producer's end: the index it publishes each value with, one
 /// store of the index after the value (`SeqCst`, or a release store while
 /// its `Fence` is plain); it writes its slots with plain stores.
-pub struct OneTail<T> {
+pub struct OneTail<T, W: Wait> {
     /// The index of the next value; every index before it is published.
     /// Written only by the single producer (and by `settle_push`, which is
     /// that producer), read by the consumer and by queries.
@@ -34,43 +34,24 @@ pub struct OneTail<T> {
     /// The close flag and frozen end; read-mostly, on a line of its own.
     pub(super) boundary: CachePadded<Boundary>,
     /// How it publishes (plain while nobody waits); on a line of its own.
-    fence: CachePadded<SingleFence>,
+    fence: CachePadded<W::Fence>,
 }
 
 /// The single producer's cursor ([`Storage::ProducerCursor`]), which its
 /// endpoint keeps: the block it writes into. Its index is the one it
 /// publishes, [`OneTail`]'s.
 ///
-/// # Examples
-///
-/// ```
-/// use asyncband_core::arity::One;
-/// use asyncband_core::list::List;
-/// use asyncband_core::storage::{PopError, Storage};
-///
-/// let list = List::<u8, One, One>::new();
-/// let (mut tail, mut cursor) = (list.producer_cursor(), list.cursor());
-/// // SAFETY: `tail` and `cursor` are the only producer's and the only
-/// // consumer's only cursors.
-/// unsafe {
-///     list.try_push(&mut tail, 5).unwrap();
-///     assert_eq!(list.try_pop(&mut cursor), Ok(5));
-///     assert_eq!(list.try_pop(&mut cursor), Err(PopError::Empty));
-/// }
-/// ```
-///
 /// [`Storage::ProducerCursor`]: crate::storage::Storage::ProducerCursor
 pub struct OneTailCursor<T> {
     block: *mut Block<T, NoStamp>,
 }
 
-// SAFETY: the block pointer is into the list the cursor belongs to, into
-// which it lets its holder move values: as for the list, `T: Send` is
-// required and sufficient.
-unsafe impl<T: Send> Send for OneTailCursor<T> {}
-// SAFETY: a shared reference reaches nothing; the block is used only
-// through `&mut`.
-unsafe impl<T: Send> Sync for OneTailCursor<T> {}
+// SAFETY: the block pointer is into the list the cursor belongs to, and a
+// cursor acts only together with its channel, whose own `Send` and `Sync`
+// carry `T: Send`; a shared reference reaches nothing.
+unsafe impl<T> Send for OneTailCursor<T> {}
+// SAFETY: as for `Send`.
+unsafe impl<T> Sync for OneTailCursor<T> {}
 
 impl<T> std::fmt::Debug for OneTailCursor<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -78,7 +59,7 @@ impl<T> std::fmt::Debug for OneTailCursor<T> {
     }
 }
 
-impl<T> OneTail<T> {
+impl<T, W: Wait> OneTail<T, W> {
     /// Claims and writes without atomics on the index, then publishes with
     /// a `SeqCst` store.
     ///
@@ -173,7 +154,7 @@ impl<T> OneTail<T> {
     }
 }
 
-impl<T> Tail<T> for OneTail<T> {
+impl<T, W: Wait> Tail<T> for OneTail<T, W> {
     type Senders = One;
     type Stamp = NoStamp;
     type Cursor = OneTailCursor<T>;
@@ -184,7 +165,7 @@ impl<T> Tail<T> for OneTail<T> {
             index: AtomicU64::new(0),
             block: AtomicPtr::new(first),
             boundary: CachePadded::new(Boundary::new()),
-            fence: CachePadded::new(SingleFence::new()),
+            fence: CachePadded::new(W::Fence::new()),
         }
     }
 
@@ -213,7 +194,7 @@ impl<T> Tail<T> for OneTail<T> {
         // ORDERING: SeqCst: the closer's re-check (see `Boundary`).
         let published = || self.index.load_sc();
         self.boundary
-            .close_single(from_producer, self.fence.fence(), published)
+            .close_single(from_producer, &*self.fence, published)
     }
 
     fn is_closed(&self) -> bool {
@@ -244,7 +225,7 @@ impl<T> Tail<T> for OneTail<T> {
     }
 }
 
-impl<T> std::fmt::Debug for OneTail<T> {
+impl<T, W: Wait> std::fmt::Debug for OneTail<T, W> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OneTail").finish_non_exhaustive()
     }

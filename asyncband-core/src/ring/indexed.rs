@@ -26,9 +26,9 @@ use crate::boundary::Boundary;
 use crate::slot::NoStamp;
 use crate::storage::{Capacity, PopError, PushError, Storage};
 use crate::sync::{AtomicU64, AtomicUsize, Ordering, SeqCst};
-use crate::wait::SingleFence;
+use crate::wait::{Fence, Wait};
 
-use super::buffer::{Buffer, Cursors, RingFront, sealed};
+use super::{Buffer, Cursors, RingFront, sealed};
 
 /// The cursors of a ring with one producer and one consumer: each side's
 /// published position on a line of its own, what the producer shares
@@ -36,16 +36,7 @@ use super::buffer::{Buffer, Cursors, RingFront, sealed};
 /// side's own position is in its endpoint ([`IndexedTail`],
 /// [`IndexedCursor`]).
 ///
-/// # Examples
-///
-/// ```
-/// use asyncband_core::ring::{Buffer, Indexed};
-/// use asyncband_core::storage::Storage;
-///
-/// let ring = Buffer::<u8, 2, Indexed>::new();
-/// assert!(!ring.is_closed());
-/// ```
-pub struct Indexed {
+pub struct Indexed<W: Wait> {
     /// The producer's published tail: the end of what the consumer may read.
     tail: CachePadded<AtomicU64>,
     /// The consumer's published head: the start of what the producer may
@@ -55,11 +46,11 @@ pub struct Indexed {
     /// the line of the tail it publishes: a consumer that reads that line
     /// takes it away (a line that is read and then written migrates to the
     /// reader), and the producer's next push would miss on it.
-    producer: CachePadded<ProducerSide>,
+    producer: CachePadded<ProducerSide<W>>,
     /// How the consumer frees slots (plain while the producer does not
     /// wait): read by the consumer on every pop, written by a waiting
     /// producer.
-    consumer_fence: CachePadded<SingleFence>,
+    consumer_fence: CachePadded<W::Fence>,
     /// Close protocol of a single producer; read-mostly.
     boundary: CachePadded<Boundary>,
 }
@@ -67,30 +58,15 @@ pub struct Indexed {
 /// What the single producer keeps in the ring: what a waiting consumer
 /// writes (the fence's mode, beside the count the producer keeps of it) and
 /// what queries and returned units touch.
-struct ProducerSide {
+struct ProducerSide<W: Wait> {
     /// How it publishes (plain while nobody waits).
-    fence: SingleFence,
+    fence: W::Fence,
     /// Units held as permits.
     reserved: AtomicUsize,
 }
 
 /// The single producer's cursor ([`Storage::ProducerCursor`]), which its
 /// endpoint keeps: its position and its copy of the consumer's.
-///
-/// # Examples
-///
-/// ```
-/// use asyncband_core::ring::{Buffer, Indexed};
-/// use asyncband_core::storage::{PushError, Storage};
-///
-/// let ring = Buffer::<u8, 1, Indexed>::new();
-/// let mut tail = ring.producer_cursor();
-/// // SAFETY: `tail` is the only producer's only cursor.
-/// unsafe {
-///     ring.try_push(&mut tail, 1).unwrap();
-///     assert_eq!(ring.try_push(&mut tail, 2), Err(PushError::Full(2)));
-/// }
-/// ```
 #[derive(Debug)]
 pub struct IndexedTail {
     /// Its position: always equal to `Indexed::tail` outside a push, so
@@ -102,23 +78,6 @@ pub struct IndexedTail {
 
 /// The single consumer's cursor ([`Storage::Cursor`]), which its endpoint
 /// keeps: its position and its copy of the producer's.
-///
-/// # Examples
-///
-/// ```
-/// use asyncband_core::ring::{Buffer, Indexed};
-/// use asyncband_core::storage::{PopError, Storage};
-///
-/// let ring = Buffer::<u8, 2, Indexed>::new();
-/// let (mut tail, mut cursor) = (ring.producer_cursor(), ring.cursor());
-/// // SAFETY: `tail` and `cursor` are the only producer's and the only
-/// // consumer's only cursors.
-/// unsafe {
-///     ring.try_push(&mut tail, 9).unwrap();
-///     assert_eq!(ring.try_pop(&mut cursor), Ok(9));
-///     assert_eq!(ring.try_pop(&mut cursor), Err(PopError::Empty));
-/// }
-/// ```
 #[derive(Debug)]
 pub struct IndexedCursor {
     /// Its position: always equal to `Indexed::head` outside a pop, so that
@@ -143,15 +102,15 @@ fn publish(index: &AtomicU64, value: u64, fenced: bool) {
     }
 }
 
-impl std::fmt::Debug for Indexed {
+impl<W: Wait> std::fmt::Debug for Indexed<W> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Indexed").finish_non_exhaustive()
     }
 }
 
-impl sealed::Sealed for Indexed {}
+impl<W: Wait> sealed::Sealed for Indexed<W> {}
 
-impl Cursors for Indexed {
+impl<W: Wait> Cursors for Indexed<W> {
     type Stamp = NoStamp;
 
     fn new() -> Self {
@@ -159,10 +118,10 @@ impl Cursors for Indexed {
             tail: CachePadded::new(AtomicU64::new(0)),
             head: CachePadded::new(AtomicU64::new(0)),
             producer: CachePadded::new(ProducerSide {
-                fence: SingleFence::new(),
+                fence: W::Fence::new(),
                 reserved: AtomicUsize::new(0),
             }),
-            consumer_fence: CachePadded::new(SingleFence::new()),
+            consumer_fence: CachePadded::new(W::Fence::new()),
             boundary: CachePadded::new(Boundary::new()),
         }
     }
@@ -185,7 +144,7 @@ impl Cursors for Indexed {
     }
 }
 
-impl<T, const CAP: usize> Buffer<T, CAP, Indexed> {
+impl<T, const CAP: usize, W: Wait> Buffer<T, CAP, Indexed<W>> {
     /// Whether `need` slots are free after `tail`, by the producer's copy
     /// of the consumer's head, refreshed from the published head when the
     /// copy says no.
@@ -271,13 +230,14 @@ impl<T, const CAP: usize> Buffer<T, CAP, Indexed> {
 // once by the producer's store of its tail and taken once by the consumer's
 // store of its head, in order; pushes after the boundary hand their value
 // back; the stores waiters pair with are `SeqCst` when a waiter may exist.
-unsafe impl<T, const CAP: usize> Storage for Buffer<T, CAP, Indexed> {
+unsafe impl<T, const CAP: usize, W: Wait> Storage for Buffer<T, CAP, Indexed<W>> {
     type Item = T;
     type Front = RingFront<T, NoStamp>;
     type Cursor = IndexedCursor;
     type ProducerCursor = IndexedTail;
     type Senders = One;
     type Receivers = One;
+    type Wait = W;
     const CAPACITY: Option<usize> = Some(CAP);
 
     fn new() -> Self {
@@ -300,12 +260,6 @@ unsafe impl<T, const CAP: usize> Storage for Buffer<T, CAP, Indexed> {
             tail,
             head_cache: self.head_position(),
         }
-    }
-
-    #[inline]
-    unsafe fn try_push(&self, cursor: &mut IndexedTail, value: T) -> Result<(), PushError<T>> {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.push_value(cursor, value) }
     }
 
     #[inline(always)]
@@ -369,7 +323,7 @@ unsafe impl<T, const CAP: usize> Storage for Buffer<T, CAP, Indexed> {
         let published = || self.cursors.tail.load_sc();
         self.cursors.boundary.close_single(
             from_producer,
-            self.cursors.producer.fence.fence(),
+            &self.cursors.producer.fence,
             published,
         )
     }
@@ -388,17 +342,26 @@ unsafe impl<T, const CAP: usize> Storage for Buffer<T, CAP, Indexed> {
         tail.saturating_sub(head) as usize
     }
 
-    unsafe fn try_acquire(&self, cursor: &mut IndexedTail, n: usize) -> Result<(), PushError<()>> {
+    unsafe fn try_acquire(&self, n: usize) -> Result<(), PushError<()>> {
         if self.cursors.boundary.is_closed() {
             return Err(PushError::Closed(()));
         }
-        // ORDERING: Relaxed; the producer reads its own state.
-        let held = self.cursors.producer.reserved.load(Ordering::Relaxed) as u64;
-        if !self.room(cursor, cursor.tail + held, n as u64) {
+        // The held units first, then the published tail: a push through a
+        // unit publishes its value before it gives its unit back, so this
+        // order can count one value twice (a spurious `Full`, which the
+        // push's wake of the senders makes up for), never miss one.
+        // ORDERING: SeqCst for both, so that a `release` seen here comes
+        // with the publish before it.
+        let held = self.cursors.producer.reserved.load(Ordering::SeqCst) as u64;
+        let published = self.cursors.tail.load_sc();
+        // ORDERING: SeqCst: the waiting producer's re-check, paired with the
+        // consumer's SeqCst store of its head.
+        let freed = self.cursors.head.load_sc();
+        if published + held + n as u64 - freed > Self::CAP64 {
             return Err(PushError::Full(()));
         }
-        // ORDERING: Relaxed; the count is only read by this producer and
-        // by queries; releases from permit threads are RMWs too.
+        // ORDERING: Relaxed; only the producer's right adds units, and what
+        // changes meanwhile (pushes through units, pops) only frees room.
         self.cursors
             .producer
             .reserved
@@ -424,6 +387,11 @@ unsafe impl<T, const CAP: usize> Storage for Buffer<T, CAP, Indexed> {
 
     fn is_full(&self) -> bool {
         self.len() + self.reserved() >= CAP
+    }
+
+    fn reserved(&self) -> usize {
+        // ORDERING: SeqCst; a query.
+        self.cursors.producer.reserved.load_sc()
     }
 
     #[inline]
@@ -494,7 +462,7 @@ unsafe impl<T, const CAP: usize> Storage for Buffer<T, CAP, Indexed> {
         }
     }
 
-    fn grant(&self, _n: usize) -> usize {
+    unsafe fn grant(&self, _n: usize) -> usize {
         // One producer waits in a cell and retries; nothing to grant.
         0
     }
@@ -515,7 +483,7 @@ unsafe impl<T, const CAP: usize> Storage for Buffer<T, CAP, Indexed> {
             .fetch_sub(n, Ordering::SeqCst);
     }
 
-    fn set_waiting(&self, _waiting: bool) {}
+    unsafe fn set_waiting(&self, _waiting: bool) {}
 
     unsafe fn drain(&self) {
         // SAFETY: closed, and we are the last consumer (caller's contract).
@@ -525,16 +493,11 @@ unsafe impl<T, const CAP: usize> Storage for Buffer<T, CAP, Indexed> {
 
 // SAFETY: the producer checks `tail + held + n - head <= CAP` before every
 // push or reservation, and only it adds to `held`.
-unsafe impl<T, const CAP: usize> Capacity for Buffer<T, CAP, Indexed> {
+unsafe impl<T, const CAP: usize, W: Wait> Capacity for Buffer<T, CAP, Indexed<W>> {
     const CAP: usize = CAP;
-
-    fn reserved(&self) -> usize {
-        // ORDERING: SeqCst; a query.
-        self.cursors.producer.reserved.load_sc()
-    }
 }
 
-impl<T, const CAP: usize> std::fmt::Debug for Buffer<T, CAP, Indexed> {
+impl<T, const CAP: usize, W: Wait> std::fmt::Debug for Buffer<T, CAP, Indexed<W>> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Ring")
             .field("capacity", &CAP)

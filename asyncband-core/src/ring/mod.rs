@@ -1,12 +1,10 @@
 //! Bounded storage: a preallocated ring of `CAP` slots.
 //!
 //! `CAP` is a power of two, so a position maps to its slot with a mask.
-//! Positions are 64-bit and never wrap in practice. A ring is a
-//! [`Buffer`] of slots with the cursors of one topology, each algorithm in
-//! a file of its own:
+//! Positions are 64-bit and never wrap in practice. A ring is a [`Buffer`]
+//! of slots with the [`Cursors`] of one topology, each algorithm in a file
+//! of its own:
 //!
-//! - `buffer.rs`: the slots, and the [`Cursors`] trait the algorithms
-//!   implement.
 //! - `indexed.rs`: [`Indexed`], one producer and one consumer (`spsc`).
 //!   Each side owns its position, caches the other's, and publishes with a
 //!   single store of its index; no read-modify-write per message.
@@ -17,308 +15,208 @@
 //!   compare-exchange.
 //!
 //! [`RingTopology`] maps each supported pair of arities to its cursors, so
-//! a pair without cursors (one producer, many consumers) has no ring, and
-//! [`Ring`], in this file, is the buffer of a pair under the pair's name.
+//! a pair without cursors (one producer, many consumers) has no ring.
 
-use crate::arity::{Arity, Many, One, Topology};
-use crate::storage::{Capacity, PopError, PushError, Storage};
+use crate::arity::{Many, One, Topology};
+use crate::slot::{Slot, Stamp, writable};
+use crate::storage::drop_each;
+use crate::wait::{Park, Wait};
 
-mod buffer;
 mod indexed;
 mod stamped;
 
-pub use buffer::{Buffer, Cursors, MAX_CAPACITY, RingFront};
 pub use indexed::{Indexed, IndexedCursor, IndexedTail};
 pub use stamped::{Claiming, Consumers, ManyConsumers, OneConsumer, OneConsumerCursor};
 
 /// A supported pair of producer and consumer arities and the cursors its
-/// ring keeps. Sealed through [`Topology`].
-///
-/// # Examples
-///
-/// ```
-/// use asyncband_core::arity::{Many, One};
-/// use asyncband_core::ring::{Claiming, Indexed, ManyConsumers, RingTopology};
-///
-/// fn same<A: 'static, B: 'static>() -> bool {
-///     std::any::TypeId::of::<A>() == std::any::TypeId::of::<B>()
-/// }
-/// assert!(same::<<(One, One) as RingTopology>::Cursors, Indexed>());
-/// assert!(same::<<(Many, Many) as RingTopology>::Cursors, Claiming<ManyConsumers>>());
-/// ```
+/// ring keeps under each wait policy. Sealed through [`Topology`].
 pub trait RingTopology: Topology {
-    /// The cursors of a ring with these arities.
-    type Cursors: Cursors;
+    /// The cursors of a ring with these arities and wait policy `W`.
+    type Cursors<W: Wait>: Cursors;
 }
 
 impl RingTopology for (One, One) {
-    type Cursors = Indexed;
+    type Cursors<W: Wait> = Indexed<W>;
 }
 
 impl RingTopology for (Many, One) {
-    type Cursors = Claiming<OneConsumer>;
+    type Cursors<W: Wait> = Claiming<OneConsumer<W>>;
 }
 
 impl RingTopology for (Many, Many) {
-    type Cursors = Claiming<ManyConsumers>;
+    type Cursors<W: Wait> = Claiming<ManyConsumers<W>>;
 }
 
-/// Bounded storage of `CAP` slots for producer arity `P` and consumer arity
-/// `C`: the [`Buffer`] with the cursors [`RingTopology`] picks for that
-/// pair, under the name of the pair (so errors about it read
-/// `Ring<T, CAP, Many, One>`). Every method hands over to the buffer.
+/// Bounded storage of `CAP` slots for producer arity `P`, consumer arity
+/// `C` and wait policy `W`: the [`Buffer`] with the cursors
+/// [`RingTopology`] picks for that pair. A pair without cursors (one
+/// producer, many consumers) names no type:
+///
+/// ```compile_fail
+/// use asyncband_core::arity::{Many, One};
+/// use asyncband_core::endpoint;
+/// use asyncband_core::ring::Ring;
+///
+/// let (tx, rx) = endpoint::channel::<Ring<u32, 4, One, Many>>();
+/// ```
 ///
 /// # Examples
 ///
 /// ```
 /// use asyncband_core::arity::One;
+/// use asyncband_core::endpoint;
 /// use asyncband_core::ring::Ring;
-/// use asyncband_core::storage::{PopError, PushError, Storage};
 ///
-/// let ring = Ring::<u32, 2, One, One>::new();
-/// let (mut tail, mut cursor) = (ring.producer_cursor(), ring.cursor());
-/// // SAFETY: `tail` is the only producer's only cursor, and `cursor` the
-/// // only consumer's.
-/// unsafe {
-///     ring.try_push(&mut tail, 1).unwrap();
-///     ring.try_push(&mut tail, 2).unwrap();
-///     assert_eq!(ring.try_push(&mut tail, 3), Err(PushError::Full(3)));
-///     assert_eq!(ring.try_pop(&mut cursor), Ok(1));
-///     assert_eq!(ring.try_pop(&mut cursor), Ok(2));
-///     assert_eq!(ring.try_pop(&mut cursor), Err(PopError::Empty));
-/// }
+/// let (mut tx, mut rx) = endpoint::channel::<Ring<u32, 2, One, One>>();
+/// tx.by_ref().try_send(1).unwrap();
+/// assert_eq!(rx.by_ref().try_recv(), Ok(1));
 /// ```
-pub struct Ring<T, const CAP: usize, P: Arity, C: Arity>
-where
-    (P, C): RingTopology,
-{
-    buffer: Buffer<T, CAP, <(P, C) as RingTopology>::Cursors>,
+pub type Ring<T, const CAP: usize, P, C, W = Park> =
+    Buffer<T, CAP, <(P, C) as RingTopology>::Cursors<W>>;
+
+/// The largest capacity a bounded channel may have: 2^20 slots.
+pub const MAX_CAPACITY: usize = 1 << 20;
+
+mod sealed {
+    /// Only this module's cursors implement [`super::Cursors`].
+    pub trait Sealed {}
 }
 
-/// The buffer behind `Ring<T, CAP, P, C>`.
-type BufferOf<T, const CAP: usize, P, C> = Buffer<T, CAP, <(P, C) as RingTopology>::Cursors>;
+/// The positions and flags of one topology's producers and consumers: the
+/// state a ring's algorithm keeps beside its slots. Sealed: the ring's
+/// cursors are [`Indexed`] (one producer, one consumer) and [`Claiming`]
+/// (many producers).
+pub trait Cursors: sealed::Sealed + Sized + 'static {
+    /// The per-slot publication word these cursors need (see the private
+    /// `slot` module).
+    type Stamp: Stamp;
 
-// SAFETY: as for `Buffer`: values move between threads through the ring, so
-// `T: Send` is required and sufficient.
-unsafe impl<T: Send, const CAP: usize, P: Arity, C: Arity> Send for Ring<T, CAP, P, C> where
-    (P, C): RingTopology
-{
+    /// Cursors of an empty, open ring.
+    fn new() -> Self;
+
+    /// The last consumer's step: the next value still queued, with the head
+    /// already moved past it; waits for a push that claimed its position
+    /// before the close.
+    ///
+    /// # Safety
+    ///
+    /// No other consumer of `ring` exists, and no push can linearise any
+    /// more (closed, or every endpoint is gone).
+    unsafe fn take_queued<T, const CAP: usize>(ring: &Buffer<T, CAP, Self>) -> Option<T>;
 }
-// SAFETY: as for `Send`.
-unsafe impl<T: Send, const CAP: usize, P: Arity, C: Arity> Sync for Ring<T, CAP, P, C> where
-    (P, C): RingTopology
-{
+
+/// Bounded storage: `CAP` slots and the cursors `K` of one topology.
+/// [`Ring`] names the buffer of a pair of arities and a wait policy.
+pub struct Buffer<T, const CAP: usize, K: Cursors> {
+    /// The topology's positions and flags.
+    cursors: K,
+    /// A fixed-size array, so a masked position needs no bounds check.
+    slots: Box<[Slot<T, K::Stamp>; CAP]>,
 }
 
-#[allow(
-    clippy::inline_always,
-    reason = "a name for the buffer: each method is the buffer's, inlined as if called directly"
-)]
-// SAFETY: every method is the buffer's, whose `Storage` impl upholds the
-// contract.
-unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Storage for Ring<T, CAP, P, C>
-where
-    (P, C): RingTopology,
-    BufferOf<T, CAP, P, C>: Storage<Item = T, Senders = P, Receivers = C>,
-{
-    type Item = T;
-    type Front = <BufferOf<T, CAP, P, C> as Storage>::Front;
-    type Cursor = <BufferOf<T, CAP, P, C> as Storage>::Cursor;
-    type ProducerCursor = <BufferOf<T, CAP, P, C> as Storage>::ProducerCursor;
-    type Senders = P;
-    type Receivers = C;
-    const CAPACITY: Option<usize> = Some(CAP);
-    const NOTIFIES_BUSY: bool = <BufferOf<T, CAP, P, C> as Storage>::NOTIFIES_BUSY;
+// SAFETY: values move between threads through the ring, so `T: Send` is
+// required and sufficient; every shared cell is guarded by the protocol of
+// the cursors' module.
+unsafe impl<T: Send, const CAP: usize, K: Cursors> Send for Buffer<T, CAP, K> {}
+// SAFETY: as for `Send`; `&Buffer` only ever moves values, never shares them.
+unsafe impl<T: Send, const CAP: usize, K: Cursors> Sync for Buffer<T, CAP, K> {}
 
-    #[inline(always)]
-    fn new() -> Self {
-        Self {
-            buffer: Storage::new(),
+impl<T, const CAP: usize, K: Cursors> Buffer<T, CAP, K> {
+    /// The facade rejects a bad `CAP` at compile time with a message that
+    /// says what is allowed; here a bad one only has to stay harmless until
+    /// `with_cursors` refuses it, so nothing below may overflow.
+    const MASK: u64 = CAP.wrapping_sub(1) as u64;
+    const CAP64: u64 = CAP as u64;
+
+    /// A ring of fresh slots around `cursors`.
+    ///
+    /// # Panics
+    ///
+    /// When `CAP` is not a power of two from 1 to [`MAX_CAPACITY`].
+    fn with_cursors(cursors: K) -> Self {
+        // A slot must serve exactly one position per lap; that needs a power
+        // of two. (The facade already refuses anything else at compile time.)
+        assert!(
+            CAP.is_power_of_two() && CAP <= MAX_CAPACITY,
+            "ring capacity must be a power of two from 1 to 2^20, not {CAP}"
+        );
+        let mut slots = Box::<[Slot<T, K::Stamp>; CAP]>::new_uninit();
+        let first = slots.as_mut_ptr().cast::<Slot<T, K::Stamp>>();
+        for (i, pos) in (0..Self::CAP64).enumerate() {
+            // SAFETY: `i < CAP`, inside the allocation; each slot is
+            // initialised once, in place (no `[Slot; CAP]`, nor even one
+            // slot, on the stack, which a large ring would overflow).
+            unsafe { Slot::init(first.add(i), writable(pos)) };
         }
+        // SAFETY: every one of the `CAP` slots was initialised above.
+        let slots = unsafe { slots.assume_init() };
+        Self { cursors, slots }
     }
 
-    #[inline(always)]
-    fn cursor(&self) -> Self::Cursor {
-        self.buffer.cursor()
+    /// The slot that serves `pos`.
+    #[inline]
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "`pos & MASK < CAP`, which is a `usize`, so the cast is lossless"
+    )]
+    fn slot(&self, pos: u64) -> &Slot<T, K::Stamp> {
+        // `pos & MASK < CAP`, the array's length: the compiler sees it and
+        // drops the bounds check.
+        &self.slots[(pos & Self::MASK) as usize]
     }
 
-    #[inline(always)]
-    fn producer_cursor(&self) -> Self::ProducerCursor {
-        self.buffer.producer_cursor()
-    }
-
-    #[inline(always)]
-    unsafe fn try_push(
-        &self,
-        cursor: &mut Self::ProducerCursor,
-        value: T,
-    ) -> Result<(), PushError<T>> {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.buffer.try_push(cursor, value) }
-    }
-
-    #[inline(always)]
-    unsafe fn try_push_from(
-        &self,
-        cursor: &mut Self::ProducerCursor,
-        value: &mut Option<T>,
-    ) -> Result<(), PushError<()>> {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.buffer.try_push_from(cursor, value) }
-    }
-
-    #[inline(always)]
-    unsafe fn try_pop(&self, cursor: &mut Self::Cursor) -> Result<T, PopError> {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.buffer.try_pop(cursor) }
-    }
-
-    #[inline(always)]
-    unsafe fn front(&self, cursor: &mut Self::Cursor) -> Result<Self::Front, PopError> {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.buffer.front(cursor) }
-    }
-
-    #[inline(always)]
-    unsafe fn take_front(&self, front: &mut Self::Front) -> T {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.buffer.take_front(front) }
-    }
-
-    #[inline(always)]
-    unsafe fn release_front(&self, cursor: &mut Self::Cursor, front: Self::Front) {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.buffer.release_front(cursor, front) }
-    }
-
-    #[inline(always)]
-    unsafe fn peek<'a>(&'a self, cursor: &'a mut Self::Cursor) -> Option<&'a T> {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.buffer.peek(cursor) }
-    }
-
-    #[inline(always)]
-    unsafe fn close(&self, from_producer: bool) -> bool {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.buffer.close(from_producer) }
-    }
-
-    #[inline(always)]
-    fn is_closed(&self) -> bool {
-        self.buffer.is_closed()
-    }
-
-    #[inline(always)]
-    fn head_position(&self) -> u64 {
-        self.buffer.head_position()
-    }
-
-    #[inline(always)]
-    fn len(&self) -> usize {
-        self.buffer.len()
-    }
-
-    #[inline(always)]
-    fn before_recv_wait(&self) {
-        self.buffer.before_recv_wait();
-    }
-
-    #[inline(always)]
-    fn before_send_wait(&self) {
-        self.buffer.before_send_wait();
-    }
-
-    #[inline(always)]
-    unsafe fn after_push(&self, cursor: &mut Self::ProducerCursor, waiting: impl Fn() -> bool) {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.buffer.after_push(cursor, waiting) }
-    }
-
-    #[inline(always)]
-    unsafe fn after_pop(&self, cursor: &mut Self::Cursor, waiting: impl Fn() -> bool) {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.buffer.after_pop(cursor, waiting) }
-    }
-
-    #[inline(always)]
-    fn is_empty(&self) -> bool {
-        self.buffer.is_empty()
-    }
-
-    #[inline(always)]
-    fn is_full(&self) -> bool {
-        self.buffer.is_full()
-    }
-
-    #[inline(always)]
-    unsafe fn try_acquire(
-        &self,
-        cursor: &mut Self::ProducerCursor,
-        n: usize,
-    ) -> Result<(), PushError<()>> {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.buffer.try_acquire(cursor, n) }
-    }
-
-    #[inline(always)]
-    fn grant(&self, n: usize) -> usize {
-        self.buffer.grant(n)
-    }
-
-    #[inline(always)]
-    fn may_grant(&self) -> bool {
-        self.buffer.may_grant()
-    }
-
-    #[inline(always)]
-    unsafe fn push_reserved(&self, cursor: &mut Self::ProducerCursor, value: T) -> Result<(), T> {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.buffer.push_reserved(cursor, value) }
-    }
-
-    #[inline(always)]
-    unsafe fn release(&self, n: usize) {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.buffer.release(n) }
-    }
-
-    #[inline(always)]
-    fn set_waiting(&self, waiting: bool) {
-        self.buffer.set_waiting(waiting);
-    }
-
-    #[inline(always)]
-    unsafe fn drain(&self) {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.buffer.drain() }
+    /// Drops every value still queued.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Cursors::take_queued`].
+    unsafe fn drop_queued(&self) {
+        // SAFETY: the caller's contract.
+        drop_each(|| unsafe { K::take_queued(self) });
     }
 }
 
-#[allow(
-    clippy::inline_always,
-    reason = "a name for the buffer: each method is the buffer's, inlined as if called directly"
-)]
-// SAFETY: the buffer's accounting, as for `Storage`.
-unsafe impl<T, const CAP: usize, P: Arity, C: Arity> Capacity for Ring<T, CAP, P, C>
-where
-    (P, C): RingTopology,
-    BufferOf<T, CAP, P, C>: Capacity<Item = T, Senders = P, Receivers = C>,
-{
-    const CAP: usize = CAP;
-
-    #[inline(always)]
-    fn reserved(&self) -> usize {
-        self.buffer.reserved()
+impl<T, const CAP: usize, K: Cursors> Drop for Buffer<T, CAP, K> {
+    fn drop(&mut self) {
+        // SAFETY: `&mut self`: every endpoint is gone, so there is no other
+        // consumer and no push in flight.
+        unsafe { self.drop_queued() };
     }
 }
 
-impl<T, const CAP: usize, P: Arity, C: Arity> std::fmt::Debug for Ring<T, CAP, P, C>
-where
-    (P, C): RingTopology,
-    BufferOf<T, CAP, P, C>: std::fmt::Debug,
-{
+/// A consumer's hold on the value at `pos` (see [`Storage::front`]): found
+/// readable and, with many consumers, claimed; freed by `release_front`.
+pub struct RingFront<T, S> {
+    pos: u64,
+    /// The slot of `pos`, found once: `take_front` and `release_front`
+    /// would otherwise reload the slot array's address after `front`'s
+    /// atomic operations.
+    slot: *const Slot<T, S>,
+    /// One producer: whether the release publishes fenced, asked of the
+    /// consumer's fence in `front` (unused otherwise).
+    fenced: bool,
+}
+
+impl<T, S: Stamp> RingFront<T, S> {
+    /// Moves the value out of the slot.
+    ///
+    /// # Safety
+    ///
+    /// The slot holds the value for `pos`, readable by this consumer alone
+    /// (as `front` found it), and it is taken once.
+    #[inline]
+    unsafe fn take(&mut self) -> T {
+        // SAFETY: `slot` is the slot of `pos` in its ring, which outlives
+        // the front; the value is there and ours (caller's contract).
+        unsafe { (*self.slot).read() }
+    }
+}
+
+impl<T, S> std::fmt::Debug for RingFront<T, S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.buffer.fmt(f)
+        f.debug_struct("RingFront")
+            .field("pos", &self.pos)
+            .finish_non_exhaustive()
     }
 }
 

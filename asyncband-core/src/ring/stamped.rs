@@ -51,24 +51,14 @@ use crossbeam_utils::CachePadded;
 use crate::arity::{Arity, Many, One};
 use crate::slot::{Stamp, Stamped, is_large, readable, writable};
 use crate::storage::{Capacity, PopError, PushError, Storage};
-use crate::sync::{AtomicU64, Ordering, SeqCst, spin_hint};
-use crate::wait::SingleFence;
+use crate::sync::{AtomicU64, Ordering, SeqCst};
+use crate::wait::{Fence, Wait, spin_hint};
 
-use super::buffer::{Buffer, Cursors, RingFront, sealed};
+use super::{Buffer, Cursors, RingFront, sealed};
 
 /// The cursors of a ring with many producers: the claim word they share
 /// (layout in the module docs), the consumers' head, and what the
 /// consumers' arity adds (`K`).
-///
-/// # Examples
-///
-/// ```
-/// use asyncband_core::ring::{Buffer, Claiming, ManyConsumers};
-/// use asyncband_core::storage::Storage;
-///
-/// let ring = Buffer::<u8, 2, Claiming<ManyConsumers>>::new();
-/// assert!(!ring.is_closed());
-/// ```
 pub struct Claiming<K: Consumers> {
     /// The claim word, the producers' only shared state.
     tail: CachePadded<AtomicU64>,
@@ -82,21 +72,13 @@ pub struct Claiming<K: Consumers> {
 
 /// The consumers of a ring with many producers: [`OneConsumer`] or
 /// [`ManyConsumers`]. Sealed.
-///
-/// # Examples
-///
-/// ```
-/// use asyncband_core::arity::{Arity, Many, One};
-/// use asyncband_core::ring::{Consumers, ManyConsumers, OneConsumer};
-///
-/// assert!(!<OneConsumer as Consumers>::Arity::MANY);
-/// assert!(<ManyConsumers as Consumers>::Arity::MANY);
-/// ```
 pub trait Consumers: sealed::Sealed + Sized + 'static {
     /// The consumers' arity.
     type Arity: Arity;
+    /// The channel's wait policy.
+    type Wait: Wait;
     /// A consumer's own state ([`Storage::Cursor`]).
-    type Cursor: std::fmt::Debug + Unpin;
+    type Cursor: std::fmt::Debug + Unpin + Send + Sync;
 
     /// The cursors of consumers that have taken nothing.
     fn new() -> Self;
@@ -178,59 +160,25 @@ pub trait Consumers: sealed::Sealed + Sized + 'static {
 /// (plain while no sender waits). Its position is the ring's head word,
 /// which only it writes; its cursor, a [`OneConsumerCursor`], is the right
 /// to write it.
-///
-/// # Examples
-///
-/// ```
-/// use asyncband_core::ring::{Buffer, Claiming, OneConsumer};
-/// use asyncband_core::storage::Storage;
-///
-/// let ring = Buffer::<u8, 2, Claiming<OneConsumer>>::new();
-/// assert_eq!(ring.len(), 0);
-/// ```
-pub struct OneConsumer {
+pub struct OneConsumer<W: Wait> {
     /// On a line of its own: the consumer reads it on every pop.
-    fence: CachePadded<SingleFence>,
+    fence: CachePadded<W::Fence>,
 }
 
 /// The cursor of a single consumer of many producers
 /// ([`Storage::Cursor`]): no state of its own (the position is the ring's
 /// head word, which producers and queries read), only the right to act as
 /// the one consumer, which its endpoint holds.
-///
-/// # Examples
-///
-/// ```
-/// use asyncband_core::ring::{Buffer, Claiming, OneConsumer};
-/// use asyncband_core::storage::Storage;
-///
-/// let ring = Buffer::<u8, 2, Claiming<OneConsumer>>::new();
-/// let mut cursor = ring.cursor();
-/// // SAFETY: `cursor` is the one consumer's only cursor; many producers
-/// // need no cursor of their own.
-/// unsafe {
-///     ring.try_push(&mut (), 3).unwrap();
-///     assert_eq!(ring.try_pop(&mut cursor), Ok(3));
-/// }
-/// ```
 #[derive(Debug)]
 pub struct OneConsumerCursor {
     _one: (),
 }
 
 /// The cursors of many consumers: nothing beyond the head they claim.
-///
-/// # Examples
-///
-/// ```
-/// use asyncband_core::ring::ManyConsumers;
-///
-/// assert_eq!(size_of::<ManyConsumers>(), 0);
-/// ```
 #[derive(Debug)]
-pub struct ManyConsumers;
+pub struct ManyConsumers<W>(std::marker::PhantomData<W>);
 
-impl std::fmt::Debug for OneConsumer {
+impl<W: Wait> std::fmt::Debug for OneConsumer<W> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OneConsumer").finish_non_exhaustive()
     }
@@ -242,20 +190,21 @@ impl<K: Consumers> std::fmt::Debug for Claiming<K> {
     }
 }
 
-impl sealed::Sealed for OneConsumer {}
-impl sealed::Sealed for ManyConsumers {}
+impl<W: Wait> sealed::Sealed for OneConsumer<W> {}
+impl<W: Wait> sealed::Sealed for ManyConsumers<W> {}
 
 #[allow(
     clippy::inline_always,
     reason = "steps of every send and pop: out of line each would cost a call per message"
 )]
-impl Consumers for OneConsumer {
+impl<W: Wait> Consumers for OneConsumer<W> {
     type Arity = One;
+    type Wait = W;
     type Cursor = OneConsumerCursor;
 
     fn new() -> Self {
         Self {
-            fence: CachePadded::new(SingleFence::new()),
+            fence: CachePadded::new(W::Fence::new()),
         }
     }
 
@@ -349,12 +298,13 @@ impl Consumers for OneConsumer {
     clippy::inline_always,
     reason = "steps of every send and pop: out of line each would cost a call per message"
 )]
-impl Consumers for ManyConsumers {
+impl<W: Wait> Consumers for ManyConsumers<W> {
     type Arity = Many;
+    type Wait = W;
     type Cursor = ();
 
     fn new() -> Self {
-        Self
+        Self(std::marker::PhantomData)
     }
 
     fn cursor() {}
@@ -656,6 +606,7 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
     type ProducerCursor = ();
     type Senders = Many;
     type Receivers = K::Arity;
+    type Wait = K::Wait;
     const CAPACITY: Option<usize> = Some(CAP);
     const NOTIFIES_BUSY: bool = is_large::<T>();
 
@@ -668,12 +619,6 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
     }
 
     fn producer_cursor(&self) {}
-
-    #[inline]
-    unsafe fn try_push(&self, cursor: &mut (), value: T) -> Result<(), PushError<T>> {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.push_value(cursor, value) }
-    }
 
     #[inline(always)]
     unsafe fn try_push_from(
@@ -801,7 +746,7 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
         if used > Self::CAP64 { 0 } else { used as usize }
     }
 
-    unsafe fn try_acquire(&self, _cursor: &mut (), n: usize) -> Result<(), PushError<()>> {
+    unsafe fn try_acquire(&self, n: usize) -> Result<(), PushError<()>> {
         self.acquire_units(n as u64, true)
     }
 
@@ -835,7 +780,16 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
         used.min(Self::CAP64) + Self::units(word) >= Self::CAP64
     }
 
-    fn grant(&self, n: usize) -> usize {
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "held units never exceed `CAP`, which is a `usize`"
+    )]
+    fn reserved(&self) -> usize {
+        // ORDERING: SeqCst; a query.
+        Self::units(self.cursors.tail.load_sc()) as usize
+    }
+
+    unsafe fn grant(&self, n: usize) -> usize {
         let mut granted = 0;
         while granted < n && self.acquire_units(1, false).is_ok() {
             granted += 1;
@@ -859,7 +813,7 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
             .fetch_sub(n as u64 * Self::ONE_R, Ordering::SeqCst);
     }
 
-    fn set_waiting(&self, waiting: bool) {
+    unsafe fn set_waiting(&self, waiting: bool) {
         // ORDERING: SeqCst: newcomers' claims are ordered against it.
         if waiting {
             self.cursors.tail.fetch_or(Self::WAITING, Ordering::SeqCst);
@@ -950,15 +904,6 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
 // `pos + R + n - 1` before every claim or reservation, all in the claim word.
 unsafe impl<T, const CAP: usize, K: Consumers> Capacity for Buffer<T, CAP, Claiming<K>> {
     const CAP: usize = CAP;
-
-    #[allow(
-        clippy::cast_possible_truncation,
-        reason = "held units never exceed `CAP`, which is a `usize`"
-    )]
-    fn reserved(&self) -> usize {
-        // ORDERING: SeqCst; a query.
-        Self::units(self.cursors.tail.load_sc()) as usize
-    }
 }
 
 impl<T, const CAP: usize, K: Consumers> std::fmt::Debug for Buffer<T, CAP, Claiming<K>> {

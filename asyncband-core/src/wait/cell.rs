@@ -21,14 +21,16 @@
 //!   the waker, store `0`, wake it after the slot is released. If the slot is
 //!   `BUSY`, the other party is either registering (and will re-check the
 //!   condition after raising `WAITING`) or notifying: nothing is lost.
-//! - `cancel`: `WAITING → BUSY`, drop the waker, store `0`.
+//! - `cancel`: nothing; the registration stays until it is woken or
+//!   replaced, since every operation of the endpoint shares it.
 
 use std::fmt;
 use std::pin::Pin;
 use std::task::Waker;
 
 use super::{WaitSet, Withdrawn};
-use crate::sync::{AtomicUsize, Ordering, SeqCst, UnsafeCell, spin_hint};
+use super::spin_hint;
+use crate::sync::{AtomicUsize, Ordering, SeqCst, UnsafeCell};
 
 const WAITING: usize = 1;
 const BUSY: usize = 2;
@@ -182,16 +184,11 @@ unsafe impl WaitSet for Cell {
     }
 
     unsafe fn cancel(&self, _node: Pin<&()>, _on_change: impl FnOnce(bool)) -> Withdrawn {
-        loop {
-            // ORDERING: Relaxed; the compare-exchange re-validates.
-            let state = self.state.load(Ordering::Relaxed);
-            if state != WAITING {
-                // Not registered, or a notifier is waking us: nothing to undo.
-                return Withdrawn::new(0, None);
-            }
-            if self.lock_from(WAITING) {
-                return Withdrawn::new(0, self.take());
-            }
-        }
+        // The one registration belongs to the endpoint, not to the
+        // operation that made it: a stream's `poll_recv` and a `recv()`
+        // future polled with the same task share it, so withdrawing it for
+        // one would strand the other. Left in place, it costs a spurious
+        // wake at most (as tokio's `AtomicWaker`).
+        Withdrawn::new(0, None)
     }
 }

@@ -21,7 +21,7 @@
 //! which the publisher ordered (in program order, pinned by a compiler fence)
 //! before its flag load is visible to the waiter's re-check, or that the
 //! flag load comes after the barrier and sees the flag. The publisher pays
-//! nothing. The waiter pays a system call, microseconds, so a [`Fence`] only
+//! nothing. The waiter pays a system call, microseconds, so a [`Mode`] only
 //! asks for it once per stretch of waiting:
 //!
 //! | mode | publisher stores | a waiter, before re-checking |
@@ -47,7 +47,7 @@
 //!   requested it.
 //! - After a stretch of fenced publishes that found nobody waiting (at
 //!   first [`PLAIN_AFTER`]; doubled each time the next waiter came before
-//!   the plain stretch paid for its system call, see `Fence::acknowledge`), the
+//!   the plain stretch paid for its system call, see `Mode::acknowledge`), the
 //!   publisher stores `PLAIN` and then loads the waiters' flag; if a waiter is
 //!   there it stores `FENCED` again before its next publish. With the waiter
 //!   storing its flag and then loading the mode, one of the two sees the
@@ -110,14 +110,14 @@ pub const PLAIN_AFTER: u32 = 1024;
 /// first goes plain (module docs).
 const FENCED_AT_FIRST: u32 = 64;
 
-/// The longest stretch of fenced publishes [`Fence`] doubles up to.
+/// The longest stretch of fenced publishes [`Mode`] doubles up to.
 const MAX_FENCED_STRETCH: u32 = 1 << 20;
 
 /// The publication mode of one single endpoint: the word its waiters and
 /// its publishes share. What only the publisher keeps is a [`Stretch`];
 /// the two are kept together in a [`SingleFence`].
 #[derive(Debug)]
-pub(crate) struct Fence {
+pub(crate) struct Mode {
     /// `PLAIN`, `REQUESTED` or `FENCED` (module docs).
     mode: AtomicUsize,
 }
@@ -148,7 +148,7 @@ impl Stretch {
     }
 }
 
-impl Fence {
+impl Mode {
     /// A fence that starts `FENCED`. Makes the process's decision about the
     /// barrier now, if nobody has: registering for it takes milliseconds,
     /// which belong to setting up a channel, not to the publish that first
@@ -217,7 +217,7 @@ impl Fence {
         self.fenced_publish_through(own, membarrier::process, waiting, position);
     }
 
-    /// [`Fence::fenced_publish`], deciding whether the fence may go plain
+    /// [`Mode::fenced_publish`], deciding whether the fence may go plain
     /// with `barrier()`, asked only when a stretch runs out.
     #[inline]
     fn fenced_publish_through<'b>(
@@ -276,7 +276,7 @@ impl Fence {
         self.before_wait_through(membarrier::process);
     }
 
-    /// [`Fence::before_wait`], calling the barrier through `barrier()`: the
+    /// [`Mode::before_wait`], calling the barrier through `barrier()`: the
     /// one that let this fence go plain.
     fn before_wait_through<'b>(&self, barrier: impl FnOnce() -> &'b Membarrier) {
         match self.mode.load_sc() {
@@ -297,94 +297,121 @@ impl Fence {
     }
 }
 
-/// A single endpoint's fence with its publisher's [`Stretch`] beside the
-/// mode, on the line the publisher reads on every publish anyway: counting
-/// touches no other line. The count is the publisher's alone: a single
-/// producer's (or the holder of its latch, for pushes through units from
-/// other threads), or the single consumer's, whose `&mut` cursor is the
-/// proof that no other consumer-side call runs.
-#[derive(Debug)]
-pub(crate) struct SingleFence {
-    fence: Fence,
+/// How a single endpoint publishes its index: the policy's part of every
+/// publish of a single producer (its tail) or a single consumer (its head,
+/// which frees slots), and of waiting on one.
+pub trait Fence: std::fmt::Debug + Send + Sync + 'static {
+    /// A new endpoint's fence. Makes the process's decision about the
+    /// barrier now, if nobody has: registering for it takes milliseconds,
+    /// which belong to making a channel, not to a send.
+    #[doc(hidden)]
+    fn new() -> Self;
+
+    /// Whether the publish of `position` (the index after it) must be a
+    /// `SeqCst` store.
+    ///
     /// # Safety
     ///
-    /// Touched only by the publisher: the single producer or the holder of
-    /// its latch, or the single consumer while it holds its cursor.
+    /// The caller is the publisher: the single producer (or the holder of
+    /// its latch) or the single consumer with its cursor.
+    #[doc(hidden)]
+    unsafe fn fenced(&self, position: u64) -> bool;
+
+    /// After a publish: counts it, and lets a fenced publisher go back to
+    /// plain stores once nobody has waited for a while. `waiting()` reads
+    /// the other side's flag; `position()` the publisher's index.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Fence::fenced`].
+    #[doc(hidden)]
+    unsafe fn fenced_publish(&self, waiting: impl Fn() -> bool, position: impl FnOnce() -> u64);
+
+    /// A waiter (or a closer), after raising its flag and before looking at
+    /// the publisher's index again: makes sure the publisher sees the flag
+    /// or the waiter sees the publish.
+    #[doc(hidden)]
+    fn before_wait(&self);
+}
+
+/// A park channel's fence: the shared [`Mode`] and, beside it on the line
+/// the publisher reads anyway, the publisher's own [`Stretch`].
+#[derive(Debug)]
+pub struct SingleFence {
+    mode: Mode,
+    /// # Safety
+    ///
+    /// Touched only by the publisher (see [`Fence::fenced`]).
     own: UnsafeCell<Stretch>,
 }
 
-impl SingleFence {
-    /// A new endpoint's fence (see [`Fence::new`]).
-    pub(crate) fn new() -> Self {
+// SAFETY: the mode is atomic, and `own` is touched only by the publisher,
+// one thread at a time (the `Fence` contract).
+unsafe impl Sync for SingleFence {}
+
+impl Fence for SingleFence {
+    fn new() -> Self {
         Self {
-            fence: Fence::new(),
+            mode: Mode::new(),
             own: UnsafeCell::new(Stretch::new()),
         }
     }
 
-    /// The shared mode, for waiters.
-    pub(crate) fn fence(&self) -> &Fence {
-        &self.fence
-    }
-
-    /// [`Fence::fenced`] with the publisher's count.
-    ///
-    /// # Safety
-    ///
-    /// The publisher (field `own`).
     #[inline]
-    pub(crate) unsafe fn fenced(&self, position: u64) -> bool {
+    unsafe fn fenced(&self, position: u64) -> bool {
         self.own.with_mut(|own| {
             // SAFETY: the caller is the only one touching `own` (field
             // rules).
             let own = unsafe { &mut *own };
-            self.fence.fenced(own, position)
+            self.mode.fenced(own, position)
         })
     }
 
-    /// [`Fence::fenced_publish`] with the publisher's count.
-    ///
-    /// # Safety
-    ///
-    /// As for [`SingleFence::fenced`].
     #[inline]
-    pub(crate) unsafe fn fenced_publish(
-        &self,
-        waiting: impl Fn() -> bool,
-        position: impl FnOnce() -> u64,
-    ) {
+    unsafe fn fenced_publish(&self, waiting: impl Fn() -> bool, position: impl FnOnce() -> u64) {
         self.own.with_mut(|own| {
             // SAFETY: as in `fenced`.
             let own = unsafe { &mut *own };
-            self.fence.fenced_publish(own, waiting, position);
+            self.mode.fenced_publish(own, waiting, position);
         });
     }
 
-    /// [`Fence::before_wait`].
-    pub(crate) fn before_wait(&self) {
-        self.fence.before_wait();
+    fn before_wait(&self) {
+        self.mode.before_wait();
     }
 }
 
-#[cfg(all(test, not(asyncband_loom)))]
-impl Fence {
-    /// A fence that publishes plainly (where `membarrier` is available), as
-    /// one whose channel has streamed for a while with nobody waiting.
-    pub(crate) fn plain_for_tests() -> Self {
-        let fence = Self::new();
-        let mut own = Stretch::new();
-        for position in 1..=u64::from(FENCED_AT_FIRST) {
-            if fence.fenced(&mut own, position) {
-                fence.fenced_publish(&mut own, || false, || position);
-            }
+/// A spin channel's fence. Nobody waits on it, so a publish is a plain
+/// store, except where the barrier cannot be used: a close from the other
+/// side then needs the producer's `SeqCst` store (the `Boundary` argument),
+/// as a waiter would. Decided once, when the channel is made.
+#[derive(Debug)]
+pub struct SpinFence {
+    /// Whether every publish is `SeqCst` (no usable barrier).
+    fenced: bool,
+}
+
+impl Fence for SpinFence {
+    fn new() -> Self {
+        Self {
+            fenced: !membarrier::process().usable(),
         }
-        assert_eq!(fence.is_plain(), membarrier::process().usable());
-        fence
     }
 
-    /// Whether the fence is `PLAIN`: no waiter has asked it to fence since.
-    pub(crate) fn is_plain(&self) -> bool {
-        self.mode.load_sc() == PLAIN
+    #[inline]
+    unsafe fn fenced(&self, _position: u64) -> bool {
+        self.fenced
+    }
+
+    #[inline]
+    unsafe fn fenced_publish(&self, _waiting: impl Fn() -> bool, _position: impl FnOnce() -> u64) {}
+
+    fn before_wait(&self) {
+        // Only a closer gets here (nobody waits): the one system call a spin
+        // channel makes, and only for a close from the consumer side.
+        if !self.fenced {
+            membarrier::process().call();
+        }
     }
 }
 
@@ -571,14 +598,14 @@ mod tests {
 
     /// A fence and its publisher's count.
     struct Publisher {
-        fence: Fence,
+        fence: Mode,
         own: Stretch,
     }
 
     impl Publisher {
         fn new() -> Self {
             Self {
-                fence: Fence::new(),
+                fence: Mode::new(),
                 own: Stretch::new(),
             }
         }
@@ -784,9 +811,31 @@ mod tests {
     #[test]
     fn the_feature_turns_the_process_barrier_off() {
         assert!(!membarrier_in_use());
-        let fence = Fence::plain_for_tests();
+        let fence = Mode::plain_for_tests();
         assert!(!fence.is_plain());
         fence.before_wait();
         assert_eq!(membarrier_calls(), 0);
+    }
+}
+
+#[cfg(all(test, not(asyncband_loom)))]
+impl Mode {
+    /// A fence that publishes plainly (where `membarrier` is available), as
+    /// one whose channel has streamed for a while with nobody waiting.
+    pub(crate) fn plain_for_tests() -> Self {
+        let fence = Self::new();
+        let mut own = Stretch::new();
+        for position in 1..=u64::from(FENCED_AT_FIRST) {
+            if fence.fenced(&mut own, position) {
+                fence.fenced_publish(&mut own, || false, || position);
+            }
+        }
+        assert_eq!(fence.is_plain(), membarrier::process().usable());
+        fence
+    }
+
+    /// Whether the fence is `PLAIN`: no waiter has asked it to fence since.
+    pub(crate) fn is_plain(&self) -> bool {
+        self.mode.load_sc() == PLAIN
     }
 }

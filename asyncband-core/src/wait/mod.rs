@@ -1,36 +1,44 @@
-//! Where endpoints wait, and how they are woken.
+//! Waiting, the third axis beside topology and storage: where endpoints
+//! wait, how they are woken, and how a thread spends the wait.
 //!
-//! A side with one endpoint waits in a [`Cell`]; a side with many waits in a
-//! [`Queue`]. Both implement [`WaitSet`], the one interface the channel uses.
+//! A [`Wait`] policy is a type parameter of every storage and channel:
+//!
+//! | policy | waiters | single-endpoint publish | blocking operations | async operations |
+//! | --- | --- | --- | --- | --- |
+//! | [`Park`] | a [`Cell`] per single side, a [`Queue`] per many side | plain while nobody waits, else `SeqCst` (`fence.rs`) | spin, yield, then park | yes |
+//! | [`Spin`] | none | plain (`SeqCst` only where `membarrier` is unavailable) | spin, checking the clock for deadlines | none |
+//!
+//! A spin channel keeps no waiters, so no side ever looks for one: its
+//! wait sets are zero-sized and every "is anybody waiting?" folds to
+//! `false`. Every loop and constant of a waiting thread lives in
+//! `backoff.rs`.
 //!
 //! # Units and grants
 //!
-//! A waiter asks for `need` *units* and is woken once it has been *granted*
-//! all of them. What a unit is belongs to the caller: for senders of a bounded
-//! channel it is one slot of capacity, taken from the storage by whoever
-//! grants it, so a woken sender already owns its slot and nobody can barge
-//! past it; for receivers it is one notification that a value was published.
-//! Grants go to waiters strictly in the order they registered. A waiter that
-//! goes away (a dropped future, a timed-out thread) hands back the units it
-//! held, and the caller passes them on, so a wake is never swallowed.
-//!
-//! A [`Cell`] holds a single waiter and has no units: granting wakes it, and
-//! it re-tries its operation.
+//! A waiter asks for `need` *units* and is woken once it has been
+//! *granted* all of them. For senders of a bounded channel a unit is one
+//! slot of capacity, taken from the storage by whoever grants it, so a woken
+//! sender already owns its slot and nobody can barge past it; for receivers
+//! it is one notification that a value was published. Grants go to waiters
+//! in the order they registered. A waiter that goes away hands back the
+//! units it held, and the caller passes them on, so no wake is swallowed.
+//! A [`Cell`] holds one waiter and no units: granting wakes it, it retries.
 //!
 //! # The store-buffer race
 //!
-//! A waiter raises its flag and then re-checks the condition it waits for; a
-//! notifier changes the condition and then loads the flag. Acquire/release
-//! alone allows both loads to miss. Here the flag is raised with a `SeqCst`
-//! store inside [`WaitSet::register`] (a queue's once for as long as its
+//! A waiter raises its flag and then re-checks the condition it waits for;
+//! a notifier changes the condition and then loads the flag. Acquire and
+//! release alone let both loads miss. Here the flag is raised with a
+//! `SeqCst` store inside [`WaitSet::register`] (a queue's once while its
 //! list stays non-empty: a waiter that joins others relies on the store
-//! that raised it, made under the queue's lock before it), the caller's
-//! re-check is a `SeqCst` load, [`WaitSet::is_waiting`] is a `SeqCst` load, and every notifier's
-//! change to the condition is a `SeqCst` store or read-modify-write. In the
-//! single total order of those operations one of the two loads must see the
-//! other side's write. The storage modules state, for each condition, which
-//! operation that is.
+//! that raised it, made under the queue's lock before it), the re-check is
+//! a `SeqCst` load, [`WaitSet::is_waiting`] is a `SeqCst` load, and every
+//! change to a condition is a `SeqCst` store or read-modify-write, so in
+//! their single total order one of the two loads sees the other side's
+//! write. The storage modules name the operation for each condition; a
+//! single endpoint's plain publishes are covered by `fence.rs`.
 
+mod backoff;
 mod cell;
 mod fence;
 mod queue;
@@ -39,48 +47,156 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::task::Waker;
 
+use crate::arity::Arity;
 use crate::unwind::resume;
 
-pub use cell::Cell;
-pub use fence::PLAIN_AFTER;
-pub(crate) use fence::{Fence, SingleFence};
+pub use backoff::{Backoff, YIELDS, block_on, oversubscribed_now};
 #[doc(hidden)]
-pub use fence::{membarrier_calls, membarrier_decided, membarrier_in_use};
+pub use backoff::ReceiveWaits;
+pub(crate) use backoff::{BUSY_POLL_SPINS, BUSY_TRY_SPINS, Latch, pause, spin_hint};
+pub use cell::Cell;
+#[doc(hidden)]
+pub use fence::{Fence, PLAIN_AFTER, membarrier_calls, membarrier_decided, membarrier_in_use};
 pub use queue::{Queue, QueueNode};
 
-/// A place where the endpoints of one side wait. Implemented by [`Cell`] (one
-/// endpoint) and [`Queue`] (many).
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// How a channel waits: [`Park`] or [`Spin`], chosen by type. Sealed.
+///
+/// # Examples
+///
+/// ```
+/// use asyncband_core::wait::{Park, Spin, Wait};
+///
+/// assert!(Park::PARKS);
+/// assert!(!Spin::PARKS);
+/// ```
+pub trait Wait: sealed::Sealed + Send + Sync + Sized + std::fmt::Debug + 'static {
+    /// Whether waiters park (and the channel has async operations).
+    const PARKS: bool;
+    /// Where the endpoints of a side of arity `A` wait.
+    #[doc(hidden)]
+    type Waiters<A: Arity>: WaitSet;
+    /// Where futures that wait for the close wait.
+    #[doc(hidden)]
+    type Closing: WaitSet;
+    /// How a single endpoint publishes its index.
+    #[doc(hidden)]
+    type Fence: Fence;
+
+    /// How a blocked sender of a channel with `P` senders and `C`
+    /// receivers waits before it parks.
+    #[doc(hidden)]
+    fn sender_backoff<P: Arity, C: Arity>() -> Backoff;
+
+    /// How a blocked receiver waits before it parks, and how long its
+    /// first spin may last (see `ReceiveWaits::schedule`); `head` reads
+    /// the consumers' position.
+    #[doc(hidden)]
+    fn receiver_backoff(waits: &ReceiveWaits, head: impl FnOnce() -> u64)
+    -> (fn() -> Backoff, u64);
+}
+
+/// The default policy: a blocking call spins briefly, yields, then parks;
+/// async operations register wakers. Single endpoints publish with plain
+/// stores while nobody waits on them.
+///
+/// # Examples
+///
+/// ```
+/// use asyncband_core::wait::{Park, Wait};
+///
+/// assert!(Park::PARKS);
+/// ```
+#[derive(Debug)]
+pub enum Park {}
+
+/// Busy-waiting: a blocking call spins (deadlines checked against the
+/// clock) and never parks or makes a system call, and the channel keeps no
+/// waiters, so no side checks for any. Such a channel has no async
+/// operations: a future cannot busy-wait, and nothing would wake it.
+///
+/// # Examples
+///
+/// ```
+/// use asyncband_core::wait::{Spin, Wait};
+///
+/// assert!(!Spin::PARKS);
+/// ```
+#[derive(Debug)]
+pub enum Spin {}
+
+impl sealed::Sealed for Park {}
+impl sealed::Sealed for Spin {}
+
+impl Wait for Park {
+    const PARKS: bool = true;
+    type Waiters<A: Arity> = A::WaitSet;
+    type Closing = Queue;
+    type Fence = fence::SingleFence;
+
+    fn sender_backoff<P: Arity, C: Arity>() -> Backoff {
+        if C::MANY {
+            Backoff::without_yields()
+        } else if P::MANY {
+            Backoff::yields_only()
+        } else {
+            Backoff::new()
+        }
+    }
+
+    fn receiver_backoff(
+        waits: &ReceiveWaits,
+        head: impl FnOnce() -> u64,
+    ) -> (fn() -> Backoff, u64) {
+        waits.schedule(head)
+    }
+}
+
+impl Wait for Spin {
+    const PARKS: bool = false;
+    type Waiters<A: Arity> = NoWaiters;
+    type Closing = NoWaiters;
+    type Fence = fence::SpinFence;
+
+    fn sender_backoff<P: Arity, C: Arity>() -> Backoff {
+        Backoff::endless()
+    }
+
+    fn receiver_backoff(_: &ReceiveWaits, _: impl FnOnce() -> u64) -> (fn() -> Backoff, u64) {
+        (Backoff::endless, 0)
+    }
+}
+
+/// A place where the endpoints of one side wait: [`Cell`] (one endpoint),
+/// [`Queue`] (many), or [`NoWaiters`] (a spin channel).
 ///
 /// # Safety
 ///
-/// Implementations must keep the promises documented on each method; the
+/// Implementations keep the promises documented on each method; the
 /// channel relies on them to never lose a wake or a unit.
 pub unsafe trait WaitSet: Default + Send + Sync + std::fmt::Debug + 'static {
     /// Per-waiter state, stored pinned inside the waiting future.
     type Node: Default + Send + Sync + std::fmt::Debug;
 
-    /// Whether a waiter may be registered. One `SeqCst` load of a word that
+    /// Whether a waiter may be registered: one `SeqCst` load of a word that
     /// changes only when waiters come and go.
     fn is_waiting(&self) -> bool;
 
     /// Registers `node` (or refreshes its waker) wanting `need` units.
-    /// Returns `need` once the node has been granted all it needs: it is
-    /// then no longer registered, and its units are the caller's. Returns 0
-    /// while the node stays queued, also when it holds part of `need` (those
-    /// units come with the rest, or back from [`WaitSet::cancel`]).
-    ///
-    /// The waiting flag is raised with a `SeqCst` store before this
-    /// returns (by this call, or, where it was already up, by the call that
-    /// raised it, which happens before this one), so a `SeqCst` re-check by
-    /// the caller pairs with the notifier.
-    ///
-    /// `on_change(true)` runs under the set's lock when it goes from empty to
-    /// non-empty, `on_change(false)` when it becomes empty (queues only).
+    /// Returns `need` once the node has been granted all of it (it is then
+    /// idle again and the units are the caller's), 0 while it stays queued,
+    /// also when it holds part of `need`. The waiting flag is up, raised
+    /// with a `SeqCst` store that happens before the return.
+    /// `on_change(waiting)` runs under the set's lock whenever the set
+    /// turns non-empty or empty (queues only).
     ///
     /// # Safety
     ///
-    /// `node` must stay pinned and registered only with this set until it is
-    /// passed to [`WaitSet::cancel`] or has been granted everything it needs.
+    /// `node` stays pinned and registered only with this set until it is
+    /// passed to [`WaitSet::cancel`] or granted everything it needs.
     unsafe fn register(
         &self,
         node: Pin<&Self::Node>,
@@ -89,22 +205,17 @@ pub unsafe trait WaitSet: Default + Send + Sync + std::fmt::Debug + 'static {
         on_change: impl FnOnce(bool),
     ) -> usize;
 
-    /// Grants units to waiters in registration order. `acquire(n)` is asked
-    /// for up to `n` units for the first waiter and returns how many it could
-    /// take; zero stops the round. Waiters that have all they need are
-    /// removed and woken after the lock is released. A [`Cell`] does not call
-    /// `acquire`; it just wakes its waiter.
+    /// Grants units to waiters in registration order: `acquire(n)` takes
+    /// up to `n` units for the front waiter and returns how many it took;
+    /// zero ends the round. Waiters granted all they need leave the set and
+    /// are woken after the lock is released. A [`Cell`] just wakes.
     fn grant(&self, acquire: impl FnMut(usize) -> usize, on_change: impl FnOnce(bool));
 
-    /// Hands `units` notifications to the front waiters, one each, as
-    /// [`WaitSet::grant`] does with `units` units. When a [`Queue`] notifies a
-    /// waiter that may never come back (a future, not a parked thread), it
-    /// also wakes the waiters behind it without a notification, up to a
-    /// parked thread not woken so yet, which answers for that notification,
-    /// so that leaked futures and abandoned registrations, however many,
-    /// never keep a notification from a waiter that will act on it. A
-    /// parked thread comes back unless its deadline passes; one that gives
-    /// up after such a wake passes a notification on
+    /// Hands `units` notifications to the front waiters, one each. A
+    /// [`Queue`] that notifies a waiter that may never come back (a future,
+    /// not a parked thread) also wakes the waiters behind it, up to a
+    /// parked thread not woken so yet, so that leaked futures never keep a
+    /// notification from a waiter that will act on it
     /// ([`Withdrawn::woken_to_look`]).
     fn notify(&self, units: usize) {
         let mut units = units;
@@ -119,7 +230,7 @@ pub unsafe trait WaitSet: Default + Send + Sync + std::fmt::Debug + 'static {
     }
 
     /// A node for a thread that parks until it is woken: it always comes
-    /// back for what it is handed (see [`WaitSet::notify`]).
+    /// back for what it is handed.
     #[must_use]
     fn parked_node() -> Self::Node {
         Self::Node::default()
@@ -128,22 +239,60 @@ pub unsafe trait WaitSet: Default + Send + Sync + std::fmt::Debug + 'static {
     /// Wakes every waiter without granting anything (the channel closed).
     fn wake_all(&self, on_change: impl FnOnce(bool));
 
-    /// Removes `node` if it is registered and returns what it held: the
-    /// units granted to it (in full or in part), which the caller must pass
-    /// on or give back, and its waker, which the returned value drops after
-    /// that; and whether it was a parked thread woken to look for itself
-    /// (see [`Withdrawn::woken_to_look`]). Idempotent.
+    /// Withdraws `node`, if registered, and returns what it held: its units
+    /// (to pass on or give back) and its waker (dropped with the result,
+    /// after that). A [`Cell`] withdraws nothing: its one registration may
+    /// be shared by several operations of its endpoint, and a stale waker
+    /// costs a spurious wake at most. Idempotent.
     ///
     /// # Safety
     ///
-    /// `node` must only ever have been registered with this set.
+    /// `node` was only ever registered with this set.
     unsafe fn cancel(&self, node: Pin<&Self::Node>, on_change: impl FnOnce(bool)) -> Withdrawn;
+}
+
+/// The wait set of a spin channel: nobody ever waits.
+///
+/// # Examples
+///
+/// ```
+/// use asyncband_core::wait::{NoWaiters, WaitSet};
+///
+/// assert!(!NoWaiters::default().is_waiting());
+/// ```
+#[derive(Debug, Default)]
+pub struct NoWaiters;
+
+// SAFETY: nothing registers (spin channels have no async operations and
+// their blocking operations never park), so there is nothing to lose.
+unsafe impl WaitSet for NoWaiters {
+    type Node = ();
+
+    #[inline]
+    fn is_waiting(&self) -> bool {
+        false
+    }
+
+    unsafe fn register(&self, _: Pin<&()>, waker: &Waker, _: usize, _: impl FnOnce(bool)) -> usize {
+        // Unreachable through the endpoints; a waiter that got here anyway
+        // is made to poll again rather than sleep for good.
+        waker.wake_by_ref();
+        0
+    }
+
+    fn grant(&self, _: impl FnMut(usize) -> usize, _: impl FnOnce(bool)) {}
+
+    fn wake_all(&self, _: impl FnOnce(bool)) {}
+
+    unsafe fn cancel(&self, _: Pin<&()>, _: impl FnOnce(bool)) -> Withdrawn {
+        Withdrawn::new(0, None)
+    }
 }
 
 /// What [`WaitSet::cancel`] took from a node: the units it held, and its
 /// waker. A waker's `drop` is user code that may panic, so the waker is
 /// dropped with this value, after the caller has passed the units on or
-/// given them back: a panic there loses no unit.
+/// given them back.
 ///
 /// # Examples
 ///
@@ -152,6 +301,7 @@ pub unsafe trait WaitSet: Default + Send + Sync + std::fmt::Debug + 'static {
 ///
 /// let withdrawn = Withdrawn::new(2, None);
 /// assert_eq!(withdrawn.units(), 2);
+/// assert!(!withdrawn.woken_to_look());
 /// ```
 #[derive(Debug)]
 #[must_use = "the units it holds must be passed on or given back"]
@@ -178,18 +328,10 @@ impl Withdrawn {
         self.units
     }
 
-    /// Whether the node was a parked thread that a [`Queue`] had woken,
-    /// without units, to look at the channel for a waiter that may not
-    /// come back (see [`WaitSet::notify`]), and that had not registered
-    /// since. Such a thread answers for that notification; one that gives
-    /// up without looking (its deadline passed) must pass a notification
-    /// on, or a waiter behind it may sleep with a value queued.
-    ///
-    /// ```
-    /// use asyncband_core::wait::Withdrawn;
-    ///
-    /// assert!(!Withdrawn::new(0, None).woken_to_look());
-    /// ```
+    /// Whether the node was a parked thread that a [`Queue`] had woken
+    /// without units, to look for a waiter that may not come back, and
+    /// that had not registered since. Such a thread answers for that
+    /// notification, so one that gives up without looking passes one on.
     #[must_use]
     pub fn woken_to_look(&self) -> bool {
         self.woken_to_look
@@ -201,8 +343,7 @@ impl Drop for Withdrawn {
     fn drop(&mut self) {
         if let Some(waker) = self.waker.take() {
             // Caught, so that a waker whose drop panics while this thread is
-            // already unwinding (the units' hand-over panicked) cannot
-            // abort.
+            // already unwinding cannot abort.
             if let Err(panic) = catch_unwind(AssertUnwindSafe(|| drop(waker))) {
                 resume(Some(panic));
             }

@@ -1,15 +1,29 @@
-//! The futures that borrow their endpoint.
+//! The futures returned by the async operations of the endpoints.
+//!
+//! They are runtime-agnostic (any executor, or `futures::executor`), `Send`
+//! when the payload is, and `!Unpin`: each embeds its place in the wait list,
+//! so waiting allocates nothing. Pin them (`std::pin::pin!`, `Box::pin`, or
+//! just `.await` them) to poll by hand.
+//!
+//! # Cancel safety
+//!
+//! Every one of them can be dropped at any point (`select!`, timeouts)
+//! without losing a value or a wake-up: an unsent value stays in the future
+//! and is dropped with it; a value is taken only in the poll that returns it;
+//! capacity or a wake-up granted to a dropped future passes to the next
+//! waiter.
 
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use asyncband_core::chan::Chan;
-use asyncband_core::endpoint::{ProducerRef, ReserveUnit, ReserveUnits};
-use asyncband_core::future::{Closed, Recv, RecvMany, Send};
+use asyncband_core::chan::{Closed, Recv, RecvMany, Send};
+use asyncband_core::endpoint::{ProducerRef, Pusher, Reserve};
 use asyncband_core::storage::Capacity;
 use pin_project_lite::pin_project;
+
+pub use crate::permit::ReserveOwnedFuture;
 
 use crate::error::{RecvError, SendError};
 use crate::flavour::Flavour;
@@ -107,7 +121,7 @@ pin_project! {
         F::Storage: Capacity,
     {
         #[pin]
-        pub(crate) inner: ReserveUnit<'a, F::Storage>,
+        pub(crate) inner: Reserve<Pusher<'a, F::Storage>>,
     }
 }
 
@@ -133,7 +147,7 @@ pin_project! {
     {
         // Waits for `1 <= n <= CAP` units; `None` for any other `n`.
         #[pin]
-        inner: Option<ReserveUnits<'a, F::Storage>>,
+        inner: Option<Reserve<Pusher<'a, F::Storage>>>,
         // For `n == 0`: the right to check, when polled, that the channel
         // is open.
         now: Option<ProducerRef<'a, F::Storage>>,
@@ -160,7 +174,7 @@ pin_project! {
         F: Flavour,
     {
         #[pin]
-        pub(crate) inner: Closed<F::Storage, &'a Chan<F::Storage>>,
+        pub(crate) inner: Closed<'a, F::Storage>,
     }
 }
 
@@ -199,7 +213,10 @@ impl<'a, F: Flavour<Storage: Capacity>> Future for ReserveFuture<'a, F> {
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.project().inner.poll(cx).map_ok(Permit::new)
+        self.project()
+            .inner
+            .poll(cx)
+            .map(|result| result.map(Permit::new).map_err(|_| SendError(())))
     }
 }
 
@@ -225,7 +242,9 @@ impl<'a, F: Flavour<Storage: Capacity>> Future for ReserveManyFuture<'a, F> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
         if let Some(inner) = this.inner.as_pin_mut() {
-            return inner.poll(cx).map_ok(Permits::new);
+            return inner
+                .poll(cx)
+                .map(|result| result.map(Permits::new).map_err(|_| SendError(())));
         }
         Poll::Ready(match this.now.take() {
             // Nothing to wait for, but a closed channel is still an error.

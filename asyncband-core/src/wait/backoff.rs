@@ -1,69 +1,36 @@
-//! Blocking a thread on a channel operation: spin briefly, yield a few
-//! times, then park.
+//! Every way a thread waits: spin hints, short spin-then-yield loops, the
+//! spin latch, the backoff schedule of a blocking operation, and parking.
+//! The constants that size them live here too, so one file says how long
+//! anything spins.
 //!
-//! Every blocking operation of the channel is its async operation driven to
-//! completion on the calling thread: the future registers a [`Waker`] that
-//! unparks the thread, and cancellation (a timeout) is the future's drop, so
-//! blocking and async waiters share one cancel-safe protocol.
+//! # Blocking operations
 //!
-//! Before parking, [`Backoff`] spins for a few microseconds, checking
-//! often: most waits on a busy channel end within that window and never pay
-//! for a park/unpark pair. Spinning only helps when the
-//! thread being waited for is running on another core, so when as many
-//! threads are already spinning as there are cores the newcomer skips
-//! the spinning; on an oversubscribed machine pure spinning would
-//! steal the very time slices the other side needs.
+//! A blocking operation of a [`Park`](super::Park) channel tries, backs off
+//! ([`Backoff`]), and then drives the channel's own cancel-safe future with
+//! a waker that unparks the thread ([`block_on`]), so threads and tasks
+//! share one wait protocol; a timeout is the future's drop. A
+//! [`Spin`](super::Spin) channel's blocking operation only spins
+//! ([`Backoff::endless`]), with no system call.
 //!
-//! Then it yields its core a few times ([`YIELDS`]), checking after each,
-//! and only then parks. On an oversubscribed machine the thread being
-//! waited for is often runnable but not running, and a yield hands it the
-//! core at once. Parking would do that too, but its cost lands on the other
-//! side: whoever frees the capacity or sends the value must then wake the
-//! parked thread with a system call, on its own critical path. With four
-//! blocking senders and one receiver on two cores (the `threads`
-//! `mpsc_4to1_bounded_1024` bench), parked senders made the receiver spend
-//! its time in `futex` wakes; yielding first halved the time per message.
-//! When nothing else is runnable a yield returns at once, so a thread that
-//! waits long pays a few microseconds more before it parks.
+//! Before parking, [`Backoff`] spins a few microseconds: most waits on a
+//! busy channel end within that window and never pay for a park/unpark
+//! pair. When every core already has a spinner the newcomer skips the spin,
+//! since spinning only helps while the thread waited for runs elsewhere.
+//! Then it yields a few times ([`YIELDS`]), which on an oversubscribed
+//! machine hands the core to the thread waited for without a wake-up on its
+//! critical path.
 //!
-//! A blocking receive yields only when the machine is oversubscribed (more
-//! runnable threads than cores, by the kernel's count; see
-//! `oversubscribed` for what that count can miss). With a core for
-//! every runnable thread, the thread a yield hands the core to is one that
-//! shares it for the moment, often the busy producer itself, which then
-//! keeps it for a whole time slice while the values it sends wait for the
-//! receiver; parked instead, the receiver is woken by the send onto a free
-//! core. (A producer that sends bursts and busy-waits between them, on two
-//! cores, had a receiver that yielded wait a millisecond or more for half
-//! its values.)
+//! A blocking receive yields only on an oversubscribed machine (more
+//! runnable threads than cores, by `/proc/loadavg`; `ASYNCBAND_OVERSUBSCRIBED`
+//! can decide instead): with a core per thread a yield hands the receiver's
+//! core to the busy producer for a slice while its values wait. It spins
+//! longer (up to twice its last wait, at most [`LONG_SPIN_NANOS`]) after
+//! short waits, and on an oversubscribed machine it parks at once while
+//! values come one by one ([`ReceiveWaits`]).
 //!
-//! A blocking receive on a machine with a core for every runnable thread
-//! spins longer when its recent waits were short
-//! (`ReceiveWaits::spin_nanos`): up to twice its last wait, at most 50 µs.
-//! Values that come every few tens of microseconds then find it spinning
-//! and are taken within a microsecond, where a parked receiver needs a
-//! wake-up of tens of them and its sender a system call. One long wait
-//! ends that until waits are short again, so a channel gone quiet spins
-//! only briefly before it parks.
-//!
-//! On an oversubscribed machine a blocking receive skips both the spin and
-//! the yields, and parks at once, when its values have stopped coming in
-//! runs (`ReceiveWaits`): paced producers that keep their cores busy between
-//! sends. A yield would then hand the receiver's core to one of them for a
-//! whole time slice while the next value waits, and a spin would use up the
-//! receiver's share of the CPU, so that the scheduler is slow to run it when
-//! the value comes; parked, it is woken by the send within microseconds.
-//!
-//! Senders of a channel with many receivers skip the yields
-//! ([`Backoff::without_yields`]): there the receivers' waits are spread out
-//! and no single thread pays for the wakes, and yielding senders give their
-//! core to each other instead of to the receivers that would free room.
-//!
-//! Senders of a channel with many senders and one receiver skip the
-//! spinning instead ([`Backoff::yields_only`]): the one thread that frees
-//! their capacity is the receiver, and a sender spinning for it holds a core
-//! the receiver may be waiting to run on, which the spinner count cannot
-//! tell (it admits one spinner per core). Yielding hands the core over.
+//! Senders of a channel with many receivers skip the yields, which would
+//! hand the core to another sender; senders sharing one receiver skip the
+//! spin, which would hold a core the receiver may need.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -75,7 +42,80 @@ use std::sync::{Arc as StdArc, OnceLock};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Instant;
 
-use crate::sync::{spin_hint, thread};
+use crate::sync::{AtomicBool, Ordering, thread};
+
+/// One iteration of a busy wait: a `spin_loop` hint, or a loom yield so the
+/// model checker can run the thread being waited for.
+#[inline]
+pub(crate) fn spin_hint() {
+    #[cfg(not(asyncband_loom))]
+    std::hint::spin_loop();
+    #[cfg(asyncband_loom)]
+    loom::thread::yield_now();
+}
+
+/// Spins before a thread waiting out another's few-instruction step (a
+/// block hand-over, a write in flight) starts yielding.
+const PAUSE_SPINS: u32 = if cfg!(asyncband_loom) { 1 } else { 64 };
+
+/// How often `try_recv` re-checks a value that a producer is still writing
+/// before it yields.
+pub(crate) const BUSY_TRY_SPINS: u32 = if cfg!(asyncband_loom) { 1 } else { 128 };
+
+/// Spins on a receive future whose next value is still being written
+/// before it yields the thread, then the task.
+pub(crate) const BUSY_POLL_SPINS: u32 = if cfg!(asyncband_loom) { 2 } else { 64 };
+
+/// Waits out another thread's few-instruction step: spins, then yields in
+/// case that thread was preempted. `spins` counts this wait's rounds.
+#[inline]
+pub(crate) fn pause(spins: &mut u32) {
+    *spins += 1;
+    if *spins < PAUSE_SPINS {
+        spin_hint();
+    } else {
+        thread::yield_now();
+    }
+}
+
+/// A spin latch, for pushes through the held capacity of a single
+/// producer, which may run on several threads and take turns at its
+/// cursor. Held only around a push of a few instructions, never around
+/// user code.
+#[derive(Debug)]
+pub(crate) struct Latch(AtomicBool);
+
+/// The latch, held until this drops.
+pub(crate) struct Held<'a>(&'a AtomicBool);
+
+impl Latch {
+    pub(crate) fn new() -> Self {
+        Self(AtomicBool::new(false))
+    }
+
+    /// Waits for the latch and holds it until the guard drops.
+    #[inline]
+    pub(crate) fn hold(&self) -> Held<'_> {
+        // ORDERING: Acquire pairs with the Release in `Held::drop`: the
+        // previous holder's writes are visible to this one.
+        while self
+            .0
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            spin_hint();
+        }
+        Held(&self.0)
+    }
+}
+
+impl Drop for Held<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        // ORDERING: Release hands this holder's writes to the next one.
+        self.0.store(false, Ordering::Release);
+    }
+}
 
 /// Checks in a spin phase; each is preceded by [`HINTS`] spin hints. The
 /// phase lasts a little longer than a park/unpark round trip, and far
@@ -92,6 +132,9 @@ const FREE_CHECKS: u32 = 16;
 /// core already has a spinner), each followed by a check, before parking.
 /// A few: many more and waiting receivers yield away the producers' time.
 pub const YIELDS: u32 = 10;
+
+/// The yields of a schedule that never ends ([`Backoff::endless`]).
+const ENDLESS: u32 = u32::MAX;
 
 /// The longest a blocking receive spins past its spin phase, and the
 /// longest recent wait that makes it do so ([`ReceiveWaits::spin_nanos`]):
@@ -157,7 +200,7 @@ const OVERSUBSCRIBED_ENV: &str = "ASYNCBAND_OVERSUBSCRIBED";
 ///
 /// ```
 /// if cfg!(not(target_os = "linux")) && std::env::var_os("ASYNCBAND_OVERSUBSCRIBED").is_none() {
-///     assert!(!asyncband_core::park::oversubscribed_now());
+///     assert!(!asyncband_core::wait::oversubscribed_now());
 /// }
 /// ```
 #[doc(hidden)]
@@ -287,7 +330,7 @@ const RUNS_TO_YIELD: u64 = 3;
 /// the next one waits ([`ReceiveWaits::schedule`]). Not protocol words:
 /// they only steer waiting, so every access is `Relaxed`.
 #[derive(Debug, Default)]
-pub(crate) struct ReceiveWaits {
+pub struct ReceiveWaits {
     /// The consumers' head position when a receive last began to wait.
     head: StdAtomicU64,
     /// `now_nanos` then.
@@ -416,14 +459,14 @@ impl ReceiveSchedule {
 /// # Examples
 ///
 /// ```
-/// use asyncband_core::park::Backoff;
+/// use asyncband_core::wait::Backoff;
 ///
 /// let mut backoff = Backoff::new();
 /// let mut checks = 0;
 /// while backoff.snooze() {
 ///     checks += 1;
 /// }
-/// assert!(checks <= 128 + asyncband_core::park::YIELDS);
+/// assert!(checks <= 128 + asyncband_core::wait::YIELDS);
 /// ```
 #[derive(Debug)]
 pub struct Backoff {
@@ -465,6 +508,23 @@ impl Backoff {
         }
     }
 
+    /// A schedule that spins forever and never lets the caller park: how a
+    /// [`Spin`](super::Spin) channel's blocking operations wait, with no
+    /// system call (not even a yield).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband_core::wait::Backoff;
+    ///
+    /// let mut backoff = Backoff::endless();
+    /// assert!((0..10_000).all(|_| backoff.snooze()));
+    /// ```
+    #[must_use]
+    pub const fn endless() -> Self {
+        Self::with_yields(ENDLESS)
+    }
+
     /// This schedule, timed from its start (after the free checks, so a
     /// wait that ends within them never reads the clock), its spin phase
     /// going on until `spin_nanos` have passed since then. A blocking
@@ -502,7 +562,7 @@ impl Backoff {
     /// # Examples
     ///
     /// ```
-    /// use asyncband_core::park::Backoff;
+    /// use asyncband_core::wait::Backoff;
     ///
     /// let mut backoff = Backoff::without_yields();
     /// let mut checks = 0;
@@ -529,7 +589,7 @@ impl Backoff {
     /// # Examples
     ///
     /// ```
-    /// use asyncband_core::park::Backoff;
+    /// use asyncband_core::wait::Backoff;
     ///
     /// assert!(!Backoff::none().snooze());
     /// ```
@@ -545,7 +605,7 @@ impl Backoff {
     /// # Examples
     ///
     /// ```
-    /// use asyncband_core::park::{Backoff, YIELDS};
+    /// use asyncband_core::wait::{Backoff, YIELDS};
     ///
     /// let mut backoff = Backoff::yields_only();
     /// let mut checks = 0;
@@ -596,6 +656,12 @@ impl Backoff {
     /// then yields the core up to [`YIELDS`] times (module docs). Under
     /// loom the schedule is empty: every wait parks at once.
     pub fn snooze(&mut self) -> bool {
+        if self.yields == ENDLESS {
+            for _ in 0..HINTS {
+                spin_hint();
+            }
+            return true;
+        }
         if !self.started && (self.round >= FREE_CHECKS || cfg!(asyncband_loom)) {
             self.start();
         }
@@ -716,7 +782,7 @@ fn nap() {}
 /// # Examples
 ///
 /// ```
-/// use asyncband_core::park::{Backoff, block_on};
+/// use asyncband_core::wait::{Backoff, block_on};
 /// use std::pin::pin;
 ///
 /// let answer = block_on(pin!(async { 42 }), None, Backoff::new);
