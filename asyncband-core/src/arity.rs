@@ -97,11 +97,11 @@ impl Arity for Many {
 ///
 /// ```compile_fail
 /// use asyncband_core::arity::{Many, One};
-/// use asyncband_core::chan::Chan;
-/// use asyncband_core::ring::Ring;
+/// use asyncband_core::endpoint;
+/// use asyncband_core::list::List;
 ///
 /// // One producer, many consumers: not a supported topology.
-/// let chan = Chan::<Ring<u32, 4, One, Many>>::new();
+/// let (tx, rx) = endpoint::channel::<List<u32, One, Many>>();
 /// ```
 pub trait Topology: sealed::Sealed {}
 

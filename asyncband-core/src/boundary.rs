@@ -132,11 +132,15 @@ impl Boundary {
 #[cfg(all(test, not(asyncband_loom)))]
 mod tests {
     use super::*;
+    use crate::wait::{Park, Wait};
+
+    /// A park channel's fence.
+    type ParkFence = <Park as Wait>::Fence;
 
     #[test]
     fn the_producer_closing_its_own_channel_asks_nothing_of_its_fence() {
         let boundary = Boundary::new();
-        let fence = Fence::plain_for_tests();
+        let fence = ParkFence::plain_for_tests();
         let plain = fence.is_plain();
         assert!(boundary.close_single(true, &fence, || 5));
         assert_eq!(boundary.frozen(), Some(5));
@@ -146,7 +150,7 @@ mod tests {
     #[test]
     fn another_closer_of_an_open_channel_waits_on_the_producer() {
         let boundary = Boundary::new();
-        let fence = Fence::plain_for_tests();
+        let fence = ParkFence::plain_for_tests();
         assert!(boundary.close_single(false, &fence, || 4));
         assert_eq!(boundary.frozen(), Some(4));
         // A plain fence was asked to fence (and the system call made).
@@ -156,7 +160,7 @@ mod tests {
     #[test]
     fn closing_a_settled_boundary_again_changes_nothing_and_asks_nothing() {
         let boundary = Boundary::new();
-        let fence = Fence::plain_for_tests();
+        let fence = ParkFence::plain_for_tests();
         let plain = fence.is_plain();
         assert!(boundary.close_single(true, &fence, || 3));
         // The receiver closes (or goes away) after the sender did: the
@@ -171,7 +175,7 @@ mod tests {
     fn a_close_flag_without_a_settled_boundary_is_settled_by_the_next_closer() {
         // A producer saw the flag of a closer that has not settled yet.
         let boundary = Boundary::new();
-        let fence = Fence::plain_for_tests();
+        let fence = ParkFence::plain_for_tests();
         assert!(boundary.close());
         assert!(!boundary.close_single(false, &fence, || 9));
         assert_eq!(boundary.frozen(), Some(9));

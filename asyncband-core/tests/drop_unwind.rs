@@ -1,6 +1,7 @@
-//! Dropping storage whose queued values panic in `Drop`: every value is
-//! dropped once and every block is freed, however many of them panic. A
-//! test binary of its own, for the allocator that counts live bytes.
+//! Dropping the last receiver of a channel whose queued values panic in
+//! `Drop`: every value is dropped once, and once the sender is gone too,
+//! every block is freed, however many of them panic. A test binary of its
+//! own, for the allocator that counts live bytes.
 
 #![cfg(not(asyncband_loom))]
 
@@ -10,7 +11,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering};
 
 use asyncband_core::arity::{Many, One};
-use asyncband_core::chan::Chan;
+use asyncband_core::endpoint;
 use asyncband_core::list::List;
 use asyncband_core::ring::Ring;
 use asyncband_core::storage::Storage;
@@ -62,16 +63,17 @@ impl Drop for Bomb {
     }
 }
 
-/// Sends `count` values, arming those at `armed`, drops the channel, and
-/// returns the bytes it left allocated.
+/// Sends `count` values, arming those at `armed`, drops the receiver and
+/// then the sender, and returns the bytes the channel left allocated.
 fn leaked<S: Storage<Item = Bomb, Senders = Many>>(count: usize, armed: &[usize]) -> isize {
     let before = LIVE.load(Ordering::SeqCst);
     DROPS.store(0, Ordering::SeqCst);
-    let chan = Chan::<S>::new();
+    let (tx, rx) = endpoint::channel::<S>();
     for k in 0..count {
-        assert!(chan.try_send(Bomb(armed.contains(&k))).is_ok());
+        assert!(tx.shared().try_send(Bomb(armed.contains(&k))).is_ok());
     }
-    let outcome = catch_unwind(AssertUnwindSafe(move || drop(chan)));
+    let outcome = catch_unwind(AssertUnwindSafe(move || drop(rx)));
+    drop(tx);
     assert_eq!(
         outcome.is_err(),
         !armed.is_empty(),
@@ -87,7 +89,7 @@ fn leaked<S: Storage<Item = Bomb, Senders = Many>>(count: usize, armed: &[usize]
 }
 
 #[test]
-fn dropping_storage_whose_values_panic_drops_each_once_and_frees_everything() {
+fn dropping_a_channel_whose_values_panic_drops_each_once_and_frees_everything() {
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
     COUNTED.with(|counted| counted.set(true));

@@ -3,7 +3,7 @@
 //! queue. A file of its own: the variable is read once per process, so it
 //! must be set before anything in the process has read it.
 
-use asyncband_core::park::oversubscribed_now;
+use asyncband_core::wait::oversubscribed_now;
 
 #[test]
 #[cfg_attr(miri, ignore = "Miri's runs do not read the variable")]

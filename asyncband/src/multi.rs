@@ -119,10 +119,23 @@ impl<F: AnyFlavour<Receivers = Many>> Receiver<F> {
 crate::endpoint::sender_methods!("mpsc", Many);
 crate::endpoint::receiver_methods!("mpmc", Many);
 crate::endpoint::weak!(
-    WeakSender, Sender, Senders, Producer, "mpsc", "tx", sender_count, weak_sender_count,
+    WeakSender,
+    Sender,
+    Senders,
+    Producer,
+    "mpsc",
+    "tx",
+    sender_count,
+    weak_sender_count,
 );
 crate::endpoint::weak!(
-    WeakReceiver, Receiver, Receivers, Consumer, "mpmc", "rx", receiver_count,
+    WeakReceiver,
+    Receiver,
+    Receivers,
+    Consumer,
+    "mpmc",
+    "rx",
+    receiver_count,
     weak_receiver_count,
 );
 

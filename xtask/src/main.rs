@@ -51,6 +51,7 @@ const LOOM_QUICK: &[&str] = &[
     "two_sends_reach_two_parked_receivers_behind_two_forgotten_recv_futures",
     "a_parked_receive_that_gives_up_after_a_wake_to_look_passes_it_on",
     "a_thread_parked_on_two_receives_is_woken_by_either_and_takes_exactly_one",
+    "a_spin_close_races_a_spinning_sender_and_receiver",
 ];
 
 fn main() -> ExitCode {
@@ -127,8 +128,7 @@ fn loom(quick: bool) -> Result<(), String> {
         "test",
         "-p",
         "asyncband-core",
-        "--test",
-        "loom",
+        "--lib",
         "--release",
         "--",
         "--test-threads=1",

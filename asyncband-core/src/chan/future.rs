@@ -442,34 +442,16 @@ impl<N> Drop for LazyNode<N> {
 mod tests {
     use std::cell::Cell;
     use std::future::Future;
-    use std::ops::Deref;
     use std::task::{Context, Waker};
 
-    use super::{Closed, LazyNode, Recv, Reserve};
+    use super::{Closed, LazyNode, Recv};
     use crate::arity::{Many, One};
     use crate::chan::Chan;
+    use crate::endpoint;
     use crate::ring::Ring;
     use crate::wait::WaitSet;
 
     type S = Ring<u8, 1, Many, One>;
-
-    /// A handle whose `Deref` answers `first` once and `then` after that,
-    /// as a safe `Deref` may.
-    struct Flip<'c> {
-        first: &'c Chan<S>,
-        then: &'c Chan<S>,
-        calls: Cell<u32>,
-    }
-
-    impl Deref for Flip<'_> {
-        type Target = Chan<S>;
-
-        fn deref(&self) -> &Chan<S> {
-            let calls = self.calls.get();
-            self.calls.set(calls + 1);
-            if calls == 0 { self.first } else { self.then }
-        }
-    }
 
     thread_local! {
         static DROPS: Cell<u32> = const { Cell::new(0) };
@@ -515,44 +497,32 @@ mod tests {
     }
 
     #[test]
-    fn a_closed_future_withdraws_from_the_channel_it_registered_with() {
-        let (first, then) = (Chan::<S>::new(), Chan::<S>::new());
-        let flip = Flip {
-            first: &first,
-            then: &then,
-            calls: Cell::new(0),
-        };
-        let mut closed = Box::pin(Closed::new(flip));
+    fn a_closed_future_withdraws_its_node_when_dropped() {
+        let chan = Chan::<S>::new();
+        let mut closed = Box::pin(Closed::new(&chan));
         let mut cx = Context::from_waker(Waker::noop());
         assert!(closed.as_mut().poll(&mut cx).is_pending());
-        assert!(first.closed_wait().is_waiting());
+        assert!(chan.waiters.closed.is_waiting());
         drop(closed);
-        assert!(!first.closed_wait().is_waiting(), "the node left behind");
+        assert!(!chan.waiters.closed.is_waiting(), "the node left");
         // Wakes whatever is still queued: under Miri, a freed node fails.
         // SAFETY: not from a producer.
-        unsafe { first.close(false) };
+        unsafe { chan.close(false) };
     }
 
     #[test]
-    fn a_reservation_withdraws_from_the_channel_it_registered_with() {
-        let (first, then) = (Chan::<S>::new(), Chan::<S>::new());
-        first.try_send(1).unwrap();
-        let flip = Flip {
-            first: &first,
-            then: &then,
-            calls: Cell::new(0),
-        };
-        let mut reserve = Box::pin(Reserve::new(flip, 1));
+    fn a_reservation_withdraws_its_node_when_dropped() {
+        let (tx, _rx) = endpoint::channel::<S>();
+        tx.shared().try_send(1).unwrap();
+        let mut reserve = Box::pin(tx.shared().reserve(1));
         let mut cx = Context::from_waker(Waker::noop());
-        // SAFETY: many producers: the producer contract binds nobody, and
-        // `()` is their cursor.
-        let polled = unsafe { reserve.as_mut().poll_with(&mut (), &mut cx) };
-        assert!(polled.is_pending(), "the ring is full");
-        assert!(first.tx_wait().is_waiting());
+        assert!(
+            reserve.as_mut().poll(&mut cx).is_pending(),
+            "the ring is full"
+        );
+        assert!(tx.chan().tx_wait().is_waiting());
         drop(reserve);
-        assert!(!first.tx_wait().is_waiting(), "the node left behind");
-        // SAFETY: as above.
-        unsafe { first.close(false) };
+        assert!(!tx.chan().tx_wait().is_waiting(), "the node left");
     }
 
     /// Counts its wakes.
@@ -606,7 +576,8 @@ mod tests {
         );
         // The notification goes to the leaked receive; the parked one is
         // woken to look for it, and gives up without looking.
-        chan.try_send(7).unwrap();
+        // SAFETY: many producers: the cursor holds nothing.
+        unsafe { chan.try_send(crate::storage::conjured(), 7) }.unwrap();
         assert_eq!(woken_behind.count(), 0);
         drop(parked);
         assert!(woken_behind.count() > 0, "the receive behind is woken");
@@ -648,8 +619,11 @@ mod tests {
         assert!(second.as_mut().poll(&mut second_cx).is_pending());
         // 1 is notified to the leaked receive (the parked one is woken to
         // look for it), 2 to the parked one, now at the front.
-        chan.try_send(1).unwrap();
-        chan.try_send(2).unwrap();
+        // SAFETY: many producers: the cursor holds nothing.
+        unsafe {
+            chan.try_send(crate::storage::conjured(), 1).unwrap();
+            chan.try_send(crate::storage::conjured(), 2).unwrap();
+        }
         drop(parked);
         assert!(woken_first.count() > 0, "the first receive behind is woken");
         let Poll::Ready(Ok(one)) = first.as_mut().poll(&mut first_cx) else {

@@ -45,11 +45,9 @@ use crate::unwind::{Panic, resume};
 use crate::wait::{ReceiveWaits, Wait, WaitSet};
 
 /// The wait set of the senders of storage `S`.
-pub(crate) type TxWait<S> =
-    <<S as Storage>::Wait as Wait>::Waiters<<S as Storage>::Senders>;
+pub(crate) type TxWait<S> = <<S as Storage>::Wait as Wait>::Waiters<<S as Storage>::Senders>;
 /// The wait set of the receivers of storage `S`.
-pub(crate) type RxWait<S> =
-    <<S as Storage>::Wait as Wait>::Waiters<<S as Storage>::Receivers>;
+pub(crate) type RxWait<S> = <<S as Storage>::Wait as Wait>::Waiters<<S as Storage>::Receivers>;
 /// The waiter node of a sender of storage `S`.
 pub(crate) type TxNode<S> = <TxWait<S> as WaitSet>::Node;
 /// The waiter node of a receiver of storage `S`.
@@ -355,3 +353,18 @@ const fn many<A: Arity>() -> bool {
 
 #[cfg(all(test, not(asyncband_loom)))]
 mod tests;
+
+/// What the crate's tests (the loom models too) reach a channel through.
+#[cfg(test)]
+impl<S: Storage> Chan<S> {
+    /// A consumer's cursor, at the position the consumers published; the
+    /// test that makes it keeps the consumer contract.
+    pub(crate) fn cursor(&self) -> S::Cursor {
+        self.storage.cursor()
+    }
+
+    /// A producer's cursor, likewise.
+    pub(crate) fn producer_cursor(&self) -> S::ProducerCursor {
+        self.storage.producer_cursor()
+    }
+}

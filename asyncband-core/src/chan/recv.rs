@@ -10,9 +10,7 @@ use super::{Chan, Recv, RxNode, many};
 use crate::error::{RecvError, RecvTimeoutError, TryRecvError};
 use crate::slot::is_large;
 use crate::storage::{PopError, Storage};
-use crate::wait::{
-    BUSY_POLL_SPINS, BUSY_TRY_SPINS, QueueNode, Wait, WaitSet, block_on, spin_hint,
-};
+use crate::wait::{BUSY_POLL_SPINS, BUSY_TRY_SPINS, QueueNode, Wait, WaitSet, block_on, spin_hint};
 
 impl<S: Storage> Chan<S> {
     /// After a push: wakes one waiting receiver.

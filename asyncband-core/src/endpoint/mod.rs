@@ -71,8 +71,11 @@ use crate::wait::Park;
 pub fn channel<S: Storage>() -> (Producer<S>, Consumer<S>) {
     let chan = Chan::<S>::new();
     let producer = Producer {
-        cursor: (!<S::Senders as Arity>::MANY)
-            .then(|| Box::new(CachePadded::new(Turns::new(chan.storage().producer_cursor())))),
+        cursor: (!<S::Senders as Arity>::MANY).then(|| {
+            Box::new(CachePadded::new(Turns::new(
+                chan.storage().producer_cursor(),
+            )))
+        }),
         hold: Hold::default(),
         chan: Arc::clone(&chan),
     };
@@ -401,7 +404,10 @@ impl<S: Storage> Consumer<S> {
         unsafe {
             chan.poll_recv(
                 cursor,
-                || node.get_or_insert_with(|| Box::pin(RxNode::<S>::default())).as_ref(),
+                || {
+                    node.get_or_insert_with(|| Box::pin(RxNode::<S>::default()))
+                        .as_ref()
+                },
                 registered,
                 cx,
             )
@@ -929,7 +935,8 @@ impl<S: Storage> Hold<S> {
             .as_ref();
         // SAFETY: as above; the node is pinned in its box, only used with
         // this channel, and withdrawn by `release`.
-        let result = std::task::ready!(unsafe { chan.poll_reserve(node, &mut self.registered, 1, cx) });
+        let result =
+            std::task::ready!(unsafe { chan.poll_reserve(node, &mut self.registered, 1, cx) });
         self.held = result.is_ok();
         Poll::Ready(result)
     }
@@ -952,3 +959,6 @@ impl<S: Storage> Hold<S> {
         }
     }
 }
+
+#[cfg(all(test, not(asyncband_loom)))]
+mod tests;

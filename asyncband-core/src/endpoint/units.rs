@@ -386,7 +386,12 @@ impl<H: Holder<Storage: Storage<Wait = Park>>> Future for Reserve<H> {
         // SAFETY: the node is pinned with us and only used with this chan
         // (the holder's, which never changes); the units go to the result.
         let result = std::task::ready!(unsafe {
-            chan.poll_reserve(Pin::new_unchecked(&this.node), &mut this.registered, this.n, cx)
+            chan.poll_reserve(
+                Pin::new_unchecked(&this.node),
+                &mut this.registered,
+                this.n,
+                cx,
+            )
         });
         let holder = H::for_units(&mut this.holder);
         Poll::Ready(match result {

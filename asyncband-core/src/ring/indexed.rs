@@ -321,11 +321,9 @@ unsafe impl<T, const CAP: usize, W: Wait> Storage for Buffer<T, CAP, Indexed<W>>
         // ORDERING: SeqCst: the closer's re-check of the tail, paired
         // with the producer's publish (see `Boundary`).
         let published = || self.cursors.tail.load_sc();
-        self.cursors.boundary.close_single(
-            from_producer,
-            &self.cursors.producer.fence,
-            published,
-        )
+        self.cursors
+            .boundary
+            .close_single(from_producer, &self.cursors.producer.fence, published)
     }
 
     #[allow(

@@ -961,7 +961,7 @@ mod tests {
                         assert_eq!(ring.try_pop(&mut cursor), Ok(want));
                         want += 1;
                     }
-                    ring.try_acquire(&mut (), 1).unwrap();
+                    ring.try_acquire(1).unwrap();
                     ring.try_push(&mut (), next).unwrap();
                     next += 1;
                     assert_eq!(ring.try_push(&mut (), 99), Err(PushError::Full(99)));
@@ -979,7 +979,7 @@ mod tests {
 
     #[test]
     fn claims_carry_on_across_the_wrap_of_the_claim_words_position() {
-        positions_wrap::<OneConsumer>();
-        positions_wrap::<ManyConsumers>();
+        positions_wrap::<OneConsumer<crate::wait::Park>>();
+        positions_wrap::<ManyConsumers<crate::wait::Park>>();
     }
 }

@@ -99,11 +99,11 @@ where
     let mut tail = ring.producer_cursor();
     // SAFETY: single-threaded.
     unsafe {
-        ring.try_acquire(&mut tail, 2).unwrap();
+        ring.try_acquire(2).unwrap();
         ring.try_push(&mut tail, 1).unwrap();
         ring.try_push(&mut tail, 2).unwrap();
         assert!(ring.is_full());
-        assert_eq!(ring.try_acquire(&mut tail, 1), Err(PushError::Full(())));
+        assert_eq!(ring.try_acquire(1), Err(PushError::Full(())));
         ring.push_reserved(&mut tail, 3).unwrap();
         assert_eq!(ring.reserved(), 1);
         ring.release(1);
@@ -141,7 +141,7 @@ where
     unsafe {
         for lap in 0..3 {
             let base = lap * 10;
-            ring.try_acquire(&mut tail, 2).unwrap();
+            ring.try_acquire(2).unwrap();
             ring.try_push(&mut tail, base + 1).unwrap();
             ring.try_push(&mut tail, base + 2).unwrap();
             assert_eq!(
@@ -169,16 +169,16 @@ fn sends_while_units_are_held_write_the_claimed_slot() {
 #[test]
 fn queued_senders_block_newcomers_but_not_grants() {
     let ring = Ring::<u8, 2, Many, One>::new();
-    ring.set_waiting(true);
-    // SAFETY: single-threaded.
+    // SAFETY: single-threaded; as the senders' wait set would.
     unsafe {
+        ring.set_waiting(true);
         assert_eq!(ring.try_push(&mut (), 1), Err(PushError::Full(1)));
-        assert_eq!(ring.try_acquire(&mut (), 1), Err(PushError::Full(())));
+        assert_eq!(ring.try_acquire(1), Err(PushError::Full(())));
         assert_eq!(ring.grant(5), 2);
         ring.push_reserved(&mut (), 1).unwrap();
         ring.push_reserved(&mut (), 2).unwrap();
+        ring.set_waiting(false);
     }
-    ring.set_waiting(false);
     assert_eq!(ring.len(), 2);
 }
 
@@ -196,7 +196,7 @@ where
         ring.try_push(&mut tail, 1).unwrap();
         assert!(ring.may_grant());
         // A held unit fills the bound as a value does.
-        ring.try_acquire(&mut tail, 1).unwrap();
+        ring.try_acquire(1).unwrap();
         assert!(!ring.may_grant());
         assert_eq!(ring.grant(1), 0);
         ring.release(1);
@@ -206,7 +206,8 @@ where
         assert_eq!(ring.try_pop(&mut cursor), Ok(1));
     }
     assert!(ring.may_grant());
-    assert_eq!(ring.grant(1), 1);
+    // SAFETY: single-threaded; the unit is this test's.
+    assert_eq!(unsafe { ring.grant(1) }, 1);
     assert!(!ring.may_grant());
 }
 
@@ -230,7 +231,7 @@ where
         assert!(ring.close(false));
         assert!(!ring.close(false));
         assert_eq!(ring.try_push(&mut tail, 2), Err(PushError::Closed(2)));
-        assert_eq!(ring.try_acquire(&mut tail, 1), Err(PushError::Closed(())));
+        assert_eq!(ring.try_acquire(1), Err(PushError::Closed(())));
         assert_eq!(ring.try_pop(&mut cursor), Ok(1));
         assert_eq!(ring.try_pop(&mut cursor), Err(PopError::Closed));
     }
@@ -373,18 +374,19 @@ fn poll_while_claimed<T: Send + std::fmt::Debug>(
     let handle = Waker::from(Arc::clone(&wakes));
     let mut cx = Context::from_waker(&handle);
 
-    let ring = &chan.storage().buffer;
+    let ring = chan.storage();
     // A producer claims position 0 and is still writing it.
     // The first compare-exchange reports the current word.
     let mut word = 0;
-    while let Err(current) =
-        ring.cas_tail(word, word + Buffer::<T, 4, Claiming<OneConsumer>>::ONE_POS)
-    {
+    while let Err(current) = ring.cas_tail(
+        word,
+        word + Buffer::<T, 4, Claiming<OneConsumer<crate::wait::Park>>>::ONE_POS,
+    ) {
         word = current;
     }
     let mut cursor = chan.cursor();
     // SAFETY: `chan` has no other consumer, and this is its only cursor.
-    let mut recv = pin!(unsafe { crate::future::Recv::new(chan, &mut cursor) });
+    let mut recv = pin!(unsafe { crate::chan::Recv::new(chan, &mut cursor) });
     let pending = recv.as_mut().poll(&mut cx).is_pending();
     let wakes_while_claimed = wakes.0.load(Ordering::Relaxed);
     // The producer finishes: writes, publishes, notifies.

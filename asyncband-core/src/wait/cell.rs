@@ -28,8 +28,8 @@ use std::fmt;
 use std::pin::Pin;
 use std::task::Waker;
 
-use super::{WaitSet, Withdrawn};
 use super::spin_hint;
+use super::{WaitSet, Withdrawn};
 use crate::sync::{AtomicUsize, Ordering, SeqCst, UnsafeCell};
 
 const WAITING: usize = 1;

@@ -839,3 +839,20 @@ impl Mode {
         self.mode.load_sc() == PLAIN
     }
 }
+
+#[cfg(all(test, not(asyncband_loom)))]
+impl SingleFence {
+    /// A park fence that publishes plainly (where `membarrier` is
+    /// available), as one whose channel has streamed a while unwatched.
+    pub(crate) fn plain_for_tests() -> Self {
+        Self {
+            mode: Mode::plain_for_tests(),
+            own: UnsafeCell::new(Stretch::new()),
+        }
+    }
+
+    /// Whether no waiter has asked it to fence since it went plain.
+    pub(crate) fn is_plain(&self) -> bool {
+        self.mode.is_plain()
+    }
+}

@@ -50,10 +50,10 @@ use std::task::Waker;
 use crate::arity::Arity;
 use crate::unwind::resume;
 
-pub use backoff::{Backoff, YIELDS, block_on, oversubscribed_now};
 #[doc(hidden)]
 pub use backoff::ReceiveWaits;
 pub(crate) use backoff::{BUSY_POLL_SPINS, BUSY_TRY_SPINS, Latch, pause, spin_hint};
+pub use backoff::{Backoff, YIELDS, block_on, oversubscribed_now};
 pub use cell::Cell;
 #[doc(hidden)]
 pub use fence::{Fence, PLAIN_AFTER, membarrier_calls, membarrier_decided, membarrier_in_use};

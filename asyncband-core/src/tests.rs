@@ -1,39 +1,54 @@
-//! Loom models of every protocol of the core.
+//! Loom models of every protocol of the core, compiled only under
+//! `--cfg asyncband_loom`.
 //!
-//! Run them all with
+//! Run them all with `cargo x loom`, which is
 //!
 //! ```text
 //! LOOM_MAX_PREEMPTIONS=2 RUSTFLAGS="--cfg asyncband_loom" \
-//!     cargo test -p asyncband-core --test loom --release
+//!     cargo test -p asyncband-core --lib --release
 //! ```
 //!
-//! or `cargo x loom` (which also runs the quick subset that CI uses with
-//! `cargo x loom --quick`). Under `asyncband_loom` unbounded blocks hold two
-//! slots, and capacities here are 1 or 2, so the rare transitions (a full
-//! ring, a block boundary, a recycled block) happen in every model.
+//! (`cargo x loom --quick` runs the subset CI uses). Under `asyncband_loom`
+//! unbounded blocks hold two slots, and capacities here are 1 or 2, so the
+//! rare transitions (a full ring, a block boundary, a recycled block) happen
+//! in every model.
 //!
 //! Each model asserts what it is named after; a lost wake-up shows up as a
 //! loom deadlock (every thread parked), a lost or duplicated value as a
 //! failed assertion, a data race or use-after-free as a loom cell error.
+//!
+//! What loom does not model: `SeqCst` loads and stores are only
+//! acquire/release to it, so the core makes them read-modify-writes under
+//! loom (`sync.rs`), which is at least as strong; `membarrier` is never
+//! used (every fence stays `FENCED`, so the plain-store publish and its
+//! barrier are argued in `wait/fence.rs`, not checked); spinning is a loom
+//! yield, and no timeout ever fires.
 
-#![cfg(asyncband_loom)]
-
+use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
-use asyncband_core::Arc;
-use asyncband_core::arity::{Many, One};
-use asyncband_core::chan::Chan;
-use asyncband_core::endpoint::{self, Units};
-use asyncband_core::error::{RecvTimeoutError, TrySendError};
-use asyncband_core::future::{Recv, Reserve, Send as SendFuture};
-use asyncband_core::list::List;
-use asyncband_core::ring::Ring;
-use asyncband_core::storage::{Capacity, Storage};
-use asyncband_core::wait::{Queue, QueueNode, WaitSet};
 use loom::sync::atomic::{AtomicUsize, Ordering};
-
 use loom::thread;
+
+use crate::Arc;
+use crate::arity::{Many, One};
+use crate::chan::{Chan, Recv, Send as SendFuture};
+use crate::endpoint::{self, Pusher, Units};
+use crate::error::{RecvTimeoutError, TrySendError};
+use crate::list::List;
+use crate::ring::Ring;
+use crate::storage::{Storage, conjured};
+use crate::wait::{Queue, QueueNode, WaitSet};
+
+/// Sends now through a channel with many producers.
+fn try_send<S: Storage<Senders = Many>>(
+    chan: &Chan<S>,
+    value: S::Item,
+) -> Result<(), TrySendError<S::Item>> {
+    // SAFETY: many producers: the cursor holds nothing.
+    unsafe { chan.try_send(conjured(), value) }
+}
 
 /// Sends through the blocking API (which parks while full), with the
 /// producer's `cursor`.
@@ -81,7 +96,7 @@ fn ring_keeps_each_producers_order_at_capacity_2() {
     loom::model(|| {
         let chan = Chan::<Ring<(u32, u32), 2, Many, One>>::new();
         let mut cursor = chan.cursor();
-        chan.try_send((0, 0)).unwrap();
+        try_send(&chan, (0, 0)).unwrap();
         let producer = {
             let chan = chan.clone();
             thread::spawn(move || {
@@ -109,13 +124,13 @@ fn ring_with_two_consumers_delivers_each_value_to_exactly_one() {
             reason = "many consumers' cursor is `()`; named as in every other model"
         )]
         let mut cursor = chan.cursor();
-        chan.add_receiver();
+        assert!(chan.try_count_in(true));
         let consumer = {
             let chan = chan.clone();
             thread::spawn(move || recv(&chan, &mut cursor))
         };
-        chan.try_send(1).unwrap();
-        chan.try_send(2).unwrap();
+        try_send(&chan, 1).unwrap();
+        try_send(&chan, 2).unwrap();
         let mine = recv(&chan, &mut cursor);
         let theirs = consumer.join().unwrap();
         let mut all = [mine, theirs];
@@ -193,13 +208,13 @@ fn mpmc_list_retires_a_block_only_after_every_slot_is_read() {
             reason = "many consumers' cursor is `()`; named as in every other model"
         )]
         let mut cursor = chan.cursor();
-        chan.add_receiver();
+        assert!(chan.try_count_in(true));
         let consumer = {
             let chan = chan.clone();
             thread::spawn(move || [recv(&chan, &mut cursor), recv(&chan, &mut cursor)])
         };
         for i in 0..3 {
-            chan.try_send(i).unwrap();
+            try_send(&chan, i).unwrap();
         }
         let mine = recv(&chan, &mut cursor);
         let [a, b] = consumer.join().unwrap();
@@ -217,7 +232,7 @@ fn a_parked_receiver_is_woken_by_a_send_on_each_producer_arity() {
         let producer = {
             let chan = chan.clone();
             // SAFETY: the only producer, with its one cursor.
-            thread::spawn(move || unsafe { chan.try_send_unchecked(&mut tail, 7) }.unwrap())
+            thread::spawn(move || unsafe { chan.try_send(&mut tail, 7) }.unwrap())
         };
         // SAFETY: the only consumer.
         assert_eq!(unsafe { chan.recv_blocking(&mut cursor, None) }, Ok(7));
@@ -228,7 +243,7 @@ fn a_parked_receiver_is_woken_by_a_send_on_each_producer_arity() {
         let mut cursor = chan.cursor();
         let producer = {
             let chan = chan.clone();
-            thread::spawn(move || chan.try_send(7).unwrap())
+            thread::spawn(move || try_send(&chan, 7).unwrap())
         };
         // SAFETY: the only consumer.
         assert_eq!(unsafe { chan.recv_blocking(&mut cursor, None) }, Ok(7));
@@ -245,7 +260,7 @@ struct Large([u64; 17]);
 /// Two producers each send a `Large` to a receiver that blocks for them.
 fn large_values_reach_a_sleeping_receiver<S>()
 where
-    S: Storage<Item = Large, Senders = Many> + Send + Sync + 'static,
+    S: Storage<Item = Large, Senders = Many> + 'static,
 {
     assert!(S::NOTIFIES_BUSY);
     loom::model(|| {
@@ -254,7 +269,7 @@ where
         let producers: Vec<_> = (0..2)
             .map(|i| {
                 let chan = chan.clone();
-                thread::spawn(move || chan.try_send(Large([i; 17])).unwrap())
+                thread::spawn(move || try_send(&chan, Large([i; 17])).unwrap())
             })
             .collect();
         let mut got = [recv(&chan, &mut cursor).0[0], recv(&chan, &mut cursor).0[0]];
@@ -283,7 +298,7 @@ fn a_parked_receiver_of_an_unbounded_channel_is_woken() {
         let mut cursor = chan.cursor();
         let producer = {
             let chan = chan.clone();
-            thread::spawn(move || chan.try_send(7).unwrap())
+            thread::spawn(move || try_send(&chan, 7).unwrap())
         };
         // SAFETY: the only consumer.
         assert_eq!(unsafe { chan.recv_blocking(&mut cursor, None) }, Ok(7));
@@ -321,7 +336,7 @@ fn parked_senders_are_granted_freed_slots() {
     loom::model(|| {
         let chan = Chan::<Ring<u32, 1, Many, One>>::new();
         let mut cursor = chan.cursor();
-        chan.try_send(0).unwrap();
+        try_send(&chan, 0).unwrap();
         let senders: Vec<_> = (1..3)
             .map(|v| {
                 let chan = chan.clone();
@@ -347,7 +362,7 @@ fn a_cancelled_send_passes_on_the_slot_it_was_granted() {
     loom::model(|| {
         let chan = Chan::<Ring<u32, 1, Many, One>>::new();
         let mut cursor = chan.cursor();
-        chan.try_send(0).unwrap();
+        try_send(&chan, 0).unwrap();
         let canceller = {
             let chan = chan.clone();
             thread::spawn(move || {
@@ -390,10 +405,7 @@ fn a_cancelled_send_passes_on_the_slot_it_was_granted() {
 /// slot of its own, and the consumer sees both.
 fn units_of_one_producer_push_from_two_threads<S>()
 where
-    S: Storage<Item = u32, Senders = One, Receivers = One, ProducerCursor: Send>
-        + Send
-        + Sync
-        + 'static,
+    S: Storage<Item = u32, Senders = One, Receivers = One> + 'static,
 {
     loom::model(|| {
         let (mut tx, mut rx) = endpoint::channel::<S>();
@@ -402,7 +414,7 @@ where
         // SAFETY: a lifetime extension for loom's `'static` threads only:
         // both threads are joined below, before `tx` is used or dropped, so
         // the units never outlive the producer they borrow.
-        let (first, second): (Units<'static, S>, Units<'static, S>) =
+        let (first, second): (Units<Pusher<'static, S>>, Units<Pusher<'static, S>>) =
             unsafe { std::mem::transmute((first, second)) };
         let pushers: Vec<_> = [(first, 1), (second, 2)]
             .into_iter()
@@ -438,7 +450,7 @@ fn a_permit_dropped_while_a_sender_waits_wakes_it() {
         let chan = Chan::<Ring<u32, 1, Many, One>>::new();
         let mut cursor = chan.cursor();
         // SAFETY: many producers.
-        unsafe { chan.try_reserve(&mut (), 1) }.unwrap();
+        unsafe { chan.try_reserve(1) }.unwrap();
         let waiter = {
             let chan = chan.clone();
             // SAFETY: many producers.
@@ -450,7 +462,7 @@ fn a_permit_dropped_while_a_sender_waits_wakes_it() {
         // SAFETY: the only consumer.
         assert_eq!(unsafe { chan.recv_blocking(&mut cursor, None) }, Ok(5));
         waiter.join().unwrap();
-        assert_eq!(chan.storage().reserved(), 0);
+        assert_eq!(chan.reserved(), 0);
     });
 }
 
@@ -459,14 +471,21 @@ fn a_granted_reservation_races_with_a_receive_and_a_cancel() {
     loom::model(|| {
         let chan = Chan::<Ring<u32, 1, Many, One>>::new();
         let mut cursor = chan.cursor();
-        chan.try_send(0).unwrap();
+        try_send(&chan, 0).unwrap();
         let reserver = {
             let chan = chan.clone();
             thread::spawn(move || {
-                let mut reserve = pin!(Reserve::new(&*chan, 1));
+                let node = pin!(QueueNode::default());
+                let mut registered = false;
                 let mut cx = Context::from_waker(Waker::noop());
-                // SAFETY: many producers.
-                let polled = unsafe { reserve.as_mut().poll_with(&mut (), &mut cx) };
+                // SAFETY: many producers; the node is pinned, used only with
+                // this channel, and withdrawn below, as a dropped
+                // reservation's is.
+                let polled = unsafe {
+                    let polled = chan.poll_reserve(node.as_ref(), &mut registered, 1, &mut cx);
+                    chan.cancel_send(node.as_ref(), &mut registered);
+                    polled
+                };
                 matches!(polled, Poll::Ready(Ok(())))
             })
         };
@@ -479,8 +498,8 @@ fn a_granted_reservation_races_with_a_receive_and_a_cancel() {
             unsafe { chan.return_units(1) };
         }
         // Whatever happened, the slot is free again: nothing leaked.
-        assert_eq!(chan.storage().reserved(), 0);
-        chan.try_send(9).unwrap();
+        assert_eq!(chan.reserved(), 0);
+        try_send(&chan, 9).unwrap();
     });
 }
 
@@ -534,17 +553,19 @@ fn a_waiting_reservation_races_with_the_last_receiver_dropping() {
     loom::model(|| {
         let chan = Chan::<Ring<u32, 1, Many, One>>::new();
         let mut cursor = chan.cursor();
-        chan.try_send(0).unwrap();
+        try_send(&chan, 0).unwrap();
         let reserver = {
             let chan = chan.clone();
             thread::spawn(move || {
                 // SAFETY: many producers.
-                match unsafe { chan.reserve_blocking(&mut (), 1, None) } {
+                match unsafe { chan.reserve_blocking(1, None) } {
                     // Granted the slot the receive freed: the send through
                     // it lands before the receiver goes or hands the value
                     // back; either way the unit is spent or returned.
                     // SAFETY: we hold the unit just reserved.
-                    Ok(()) => unsafe { chan.push_reserved(&mut (), 7) }.map_err(|e| e.0),
+                    Ok(()) => unsafe { chan.push_unit(conjured(), 7) }
+                        .map(|()| chan.pushed_unit())
+                        .map_err(|e| e.0),
                     Err(_) => Err(7),
                 }
             })
@@ -560,14 +581,14 @@ fn a_waiting_reservation_races_with_the_last_receiver_dropping() {
         // value comes back. No unit of capacity is left held either way.
         let sent = reserver.join().unwrap();
         assert!(matches!(sent, Ok(()) | Err(7)), "{sent:?}");
-        assert_eq!(chan.storage().reserved(), 0);
-        assert_eq!(chan.storage().len(), 0);
+        assert_eq!(chan.reserved(), 0);
+        assert_eq!(chan.len(), 0);
     });
 }
 
 fn close_racing_with_send<S>()
 where
-    S: Storage<Item = u32, ProducerCursor: Send + 'static> + Send + Sync + 'static,
+    S: Storage<Item = u32> + 'static,
 {
     loom::model(|| {
         let chan = Chan::<S>::new();
@@ -575,7 +596,7 @@ where
         let producer = {
             let chan = chan.clone();
             // SAFETY: the only producer thread, with the one producer cursor.
-            thread::spawn(move || unsafe { chan.try_send_unchecked(&mut tail, 1) }.is_ok())
+            thread::spawn(move || unsafe { chan.try_send(&mut tail, 1) }.is_ok())
         };
         let closer = {
             let chan = chan.clone();
@@ -629,7 +650,7 @@ fn dropping_the_last_receiver_drops_queued_values_exactly_once() {
             let (chan, drops) = (chan.clone(), drops.clone());
             thread::spawn(move || {
                 for _ in 0..2 {
-                    match chan.try_send(Counted(drops.clone())) {
+                    match try_send(&chan, Counted(drops.clone())) {
                         Ok(()) => {}
                         Err(TrySendError::Full(v) | TrySendError::Disconnected(v)) => drop(v),
                     }
@@ -642,7 +663,7 @@ fn dropping_the_last_receiver_drops_queued_values_exactly_once() {
         // Everything sent before the drop was dropped by it; everything
         // after was handed back and dropped by the producer.
         assert_eq!(drops.load(Ordering::SeqCst), 2);
-        assert_eq!(chan.storage().len(), 0);
+        assert_eq!(chan.len(), 0);
     });
 }
 
@@ -658,7 +679,7 @@ fn a_timed_out_receive_leaves_no_registration_behind() {
         assert_eq!(received, Err(RecvTimeoutError::Timeout));
         let mut tail = chan.producer_cursor();
         // SAFETY: the only producer, with its one cursor.
-        unsafe { chan.try_send_unchecked(&mut tail, 1) }.unwrap();
+        unsafe { chan.try_send(&mut tail, 1) }.unwrap();
         // SAFETY: the only consumer.
         assert_eq!(unsafe { chan.try_recv(&mut cursor) }, Ok(1));
     });
@@ -763,14 +784,13 @@ fn a_thread_parked_on_two_receives_is_woken_by_either_and_takes_exactly_one() {
                     }
                     recv_b.as_mut().poll(cx).map(|got| ('b', got))
                 }));
-                asyncband_core::park::block_on(chosen, None, asyncband_core::park::Backoff::new)
-                    .expect("no deadline")
+                crate::wait::block_on(chosen, None, crate::wait::Backoff::new).expect("no deadline")
             })
         };
         // Each channel gets one value; the select takes exactly one of
         // them, and the other stays queued for the next receiver.
-        a.try_send(1).unwrap();
-        b.try_send(2).unwrap();
+        try_send(&a, 1).unwrap();
+        try_send(&b, 2).unwrap();
         let (which, got) = selector.join().unwrap();
         let left = if which == 'a' {
             assert_eq!(got, Ok(1));
@@ -801,7 +821,7 @@ fn two_sends_reach_two_parked_receivers_behind_two_forgotten_recv_futures() {
 /// receiver behind it, whose registration races with the send.
 fn a_parked_receive_that_gives_up_after_a_wake_to_look_passes_it_on<S>()
 where
-    S: Storage<Item = u32, Senders = Many, Receivers = Many, Cursor = ()> + Send + Sync + 'static,
+    S: Storage<Item = u32, Senders = Many, Receivers = Many, Cursor = ()> + 'static,
 {
     loom::model(|| {
         let chan = Chan::<S>::new();
@@ -817,7 +837,7 @@ where
             let chan = chan.clone();
             thread::spawn(move || recv(&chan, &mut ()))
         };
-        chan.try_send(1).unwrap();
+        try_send(&chan, 1).unwrap();
         // Without the notification passed on here: a loom deadlock.
         drop(parked);
         assert_eq!(receiver.join().unwrap(), 1);
@@ -832,4 +852,47 @@ fn a_parked_receive_that_gives_up_after_a_wake_to_look_passes_it_on_ring() {
 #[test]
 fn a_parked_receive_that_gives_up_after_a_wake_to_look_passes_it_on_list() {
     a_parked_receive_that_gives_up_after_a_wake_to_look_passes_it_on::<List<u32, Many, Many>>();
+}
+
+/// A spin channel closed from the receiver's side while its one sender
+/// spins to send and its receiver spins to receive: a send that returned
+/// `Ok` is received before the receiver sees the channel closed, and the
+/// spinning ends see the close (neither spins forever: a loom deadlock or a
+/// branch limit otherwise).
+fn spin_close_racing_with_spinning_ends<S>()
+where
+    S: Storage<Item = u32, Wait = crate::wait::Spin> + 'static,
+{
+    loom::model(|| {
+        let chan = Chan::<S>::new();
+        let (mut tail, mut cursor) = (chan.producer_cursor(), chan.cursor());
+        let producer = {
+            let chan = chan.clone();
+            // SAFETY: the only producer thread, with the one producer cursor.
+            thread::spawn(move || unsafe { chan.send_blocking(&mut tail, 1, None) }.is_ok())
+        };
+        let closer = {
+            let chan = chan.clone();
+            // SAFETY: not the producer.
+            thread::spawn(move || unsafe { chan.close(false) })
+        };
+        let mut got = Vec::new();
+        // SAFETY: the only consumer.
+        while let Ok(value) = unsafe { chan.recv_blocking(&mut cursor, None) } {
+            got.push(value);
+        }
+        let accepted = producer.join().unwrap();
+        closer.join().unwrap();
+        assert_eq!(got, if accepted { vec![1] } else { vec![] });
+    });
+}
+
+#[test]
+fn a_spin_close_races_a_spinning_sender_and_receiver_spsc_ring() {
+    spin_close_racing_with_spinning_ends::<Ring<u32, 1, One, One, crate::wait::Spin>>();
+}
+
+#[test]
+fn a_spin_close_races_a_spinning_sender_and_receiver_mpsc_list() {
+    spin_close_racing_with_spinning_ends::<List<u32, Many, One, crate::wait::Spin>>();
 }
