@@ -227,3 +227,83 @@ assert_not_impl_any!(SendError<Local>: Send, Sync);
 fn the_auto_trait_matrix_compiles() {
     // Every assertion in this file is checked at compile time.
 }
+
+/// Code generic over flavours, with bounds that name only `asyncband`'s
+/// documented items: a receiver moved into a thread and into a task, a
+/// sender into a task, a spin receiver into a thread.
+mod generic_code {
+    use asyncband::arity::{Many, One};
+    use asyncband::wait::Spin;
+    use asyncband::{AnyFlavour, Flavour, mpmc, mpsc, spsc};
+
+    fn drain_on_a_thread<F>(mut rx: mpsc::Receiver<F>) -> std::thread::JoinHandle<usize>
+    where
+        F: Flavour<Item = u64, Senders = Many, Receivers = One> + 'static,
+    {
+        std::thread::spawn(move || rx.iter().count())
+    }
+
+    fn drain_in_a_task<F>(mut rx: mpsc::Receiver<F>) -> tokio::task::JoinHandle<usize>
+    where
+        F: Flavour<Item = u64, Senders = Many, Receivers = One> + 'static,
+    {
+        tokio::spawn(async move {
+            let mut count = 0;
+            while rx.recv().await.is_ok() {
+                count += 1;
+            }
+            count
+        })
+    }
+
+    fn send_in_a_task<F>(tx: mpmc::Sender<F>, values: u64) -> tokio::task::JoinHandle<()>
+    where
+        F: Flavour<Item = u64, Senders = Many, Receivers = Many> + 'static,
+    {
+        tokio::spawn(async move {
+            for value in 0..values {
+                tx.send(value).await.unwrap();
+            }
+        })
+    }
+
+    fn spin_on_a_thread<F>(mut rx: spsc::Receiver<F>) -> std::thread::JoinHandle<u64>
+    where
+        F: AnyFlavour<Item = u64, Senders = One, Receivers = One> + 'static,
+    {
+        std::thread::spawn(move || rx.iter().sum())
+    }
+
+    #[test]
+    fn generic_workers_move_endpoints_into_threads_and_tasks() {
+        let runtime = asyncband_tests::multi_thread(2);
+        let (tx, rx) = mpsc::bounded::<u64, 4>();
+        let thread = drain_on_a_thread(rx);
+        for value in 0..10 {
+            tx.send_blocking(value).unwrap();
+        }
+        drop(tx);
+        assert_eq!(thread.join().unwrap(), 10);
+
+        let (tx, rx) = mpsc::unbounded::<u64>();
+        let (all_tx, all_rx) = mpmc::bounded::<u64, 2>();
+        runtime.block_on(async move {
+            let task = drain_in_a_task(rx);
+            let sender = send_in_a_task(all_tx, 5);
+            for _ in 0..5 {
+                tx.send(all_rx.recv().await.unwrap()).await.unwrap();
+            }
+            sender.await.unwrap();
+            drop(tx);
+            assert_eq!(task.await.unwrap(), 5);
+        });
+
+        let (mut tx, rx) = spsc::Bounded::<u64, 8, { usize::MAX }, Spin>::channel();
+        let thread = spin_on_a_thread(rx);
+        for value in 1..=4 {
+            tx.send_blocking(value).unwrap();
+        }
+        drop(tx);
+        assert_eq!(thread.join().unwrap(), 10);
+    }
+}

@@ -11,6 +11,7 @@
 //! Inside a flavour module, `F<T>` is the bounded flavour with payload `T`
 //! and `CAP` slots. Anything that could hang runs under [`within`].
 
+use std::future::Future;
 use std::pin::pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -509,6 +510,49 @@ macro_rules! every_bounded {
                     permit.send(99).unwrap();
                     assert!(tx.is_full());
                 })
+            })
+        }
+
+        #[test]
+        fn a_waker_dropped_as_a_reservation_polls_again_may_send_through_a_permit_of_its_sender() {
+            // The reservation's next poll replaces its waker and drops the
+            // old one, whose drop sends through a permit of the same sender:
+            // nothing may be held around that drop (a latch there would
+            // leave this thread spinning on itself).
+            struct SendOnDrop(std::sync::Mutex<Option<topology::Permit<'static, F<u64>>>>);
+            impl std::task::Wake for SendOnDrop {
+                fn wake(self: Arc<Self>) {}
+            }
+            impl Drop for SendOnDrop {
+                fn drop(&mut self) {
+                    if let Some(permit) = self.0.lock().unwrap().take() {
+                        permit.send(7).unwrap();
+                    }
+                }
+            }
+            within(|| {
+                let (tx, mut rx) = F::<u64>::channel();
+                let tx = Box::leak(Box::new(tx));
+                let mut reserve = Box::pin(tx.reserve_many(1));
+                let mut noop = std::task::Context::from_waker(std::task::Waker::noop());
+                // Every slot, through the one reservation, which reserves
+                // again each time it is polled after it completed.
+                let mut permits: Vec<_> = (0..CAP)
+                    .map(|_| match reserve.as_mut().poll(&mut noop) {
+                        Poll::Ready(Ok(mut permits)) => permits.next().unwrap(),
+                        _ => panic!("a free slot"),
+                    })
+                    .collect();
+                let sends_on_drop = permits.pop().unwrap();
+                let waker = std::task::Waker::from(Arc::new(SendOnDrop(std::sync::Mutex::new(
+                    Some(sends_on_drop),
+                ))));
+                let mut cx = std::task::Context::from_waker(&waker);
+                assert!(reserve.as_mut().poll(&mut cx).is_pending(), "full");
+                drop(waker);
+                assert!(reserve.as_mut().poll(&mut noop).is_pending(), "still full");
+                assert_eq!(rx.try_recv(), Ok(7), "the dropped waker sent its value");
+                drop(permits);
             })
         }
 

@@ -108,6 +108,26 @@ macro_rules! every_flavour {
         }
 
         #[test]
+        fn a_receive_future_dropped_in_the_same_poll_leaves_poll_recvs_registration() {
+            within(|| {
+                let (mut tx, mut rx) = F::<u64>::channel();
+                let counter = WakeCounter::new();
+                let waker = counter.waker();
+                let mut cx = Context::from_waker(&waker);
+                // One poll of a task: `poll_recv`, then a `recv()` future
+                // polled with the same context and dropped.
+                assert!(rx.poll_recv(&mut cx).is_pending());
+                {
+                    let mut recv = pin!(rx.recv());
+                    assert!(recv.as_mut().poll(&mut cx).is_pending());
+                }
+                tx.try_send(1).unwrap();
+                assert!(counter.wakes() >= 1, "the send wakes the task");
+                assert_eq!(rx.poll_recv(&mut cx), Poll::Ready(Ok(1)));
+            })
+        }
+
+        #[test]
         fn a_receiver_dropped_while_registered_drops_the_queued_values_and_closes() {
             let ledger = Ledger::new();
             let (mut tx, mut rx) = F::<Tracked>::channel();

@@ -411,6 +411,29 @@ pub(crate) unsafe fn conjured<'a, C>() -> &'a mut C {
     unsafe { std::ptr::NonNull::dangling().as_mut() }
 }
 
+/// The cursor an endpoint of side arity `A` acts with: its own (`own`,
+/// which a single endpoint keeps), or for many endpoints a conjured one. The
+/// branch is on the arity, a constant, so each side keeps one path.
+///
+/// # Safety
+///
+/// With a single endpoint, `own` is `Some`; with many, `C` is that side's
+/// cursor (see [`conjured`]).
+#[inline(always)]
+#[allow(
+    clippy::inline_always,
+    reason = "a reference conversion on every ready path"
+)]
+pub(crate) unsafe fn cursor_of<A: Arity, C>(own: Option<&mut C>) -> &mut C {
+    if A::MANY {
+        // SAFETY: many endpoints' cursor (the caller's contract).
+        unsafe { conjured() }
+    } else {
+        // SAFETY: a single endpoint keeps its cursor (the caller's contract).
+        unsafe { own.unwrap_unchecked() }
+    }
+}
+
 /// A single producer's cursor where its endpoint keeps it: the producer
 /// uses it through `&mut`, and the units it reserved, which may push from
 /// several threads at once, take turns at it under a latch held for the

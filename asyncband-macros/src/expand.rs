@@ -12,8 +12,8 @@ use syn::Expr;
 
 use crate::validate::{Channel, Flavour, Rejected, Value};
 
-/// `KRATE::TOPOLOGY::Bounded::<T, CAP[, INLINE]>::channel()`, or
-/// `Unbounded::<T[, INLINE]>`.
+/// `KRATE::TOPOLOGY::Bounded::<T, CAP[, INLINE[, WAIT]]>::channel()`, or
+/// `Unbounded::<T[, INLINE[, WAIT]]>`.
 pub(crate) fn channel(channel: &Channel) -> TokenStream {
     let Channel {
         krate,
@@ -21,15 +21,27 @@ pub(crate) fn channel(channel: &Channel) -> TokenStream {
         flavour,
         payload,
         inline,
+        wait,
     } = channel;
     let payload = if let Some(ty) = payload {
         ty.to_token_stream()
     } else {
         quote!(_)
     };
-    let inline = inline.as_ref().map(|bytes| {
-        let bytes = value(bytes);
-        quote!(, #bytes)
+    // A policy names the budget before it, the default one if none is given.
+    let inline = match (inline, wait) {
+        (Some(bytes), _) => {
+            let bytes = value(bytes);
+            Some(quote!(, #bytes))
+        }
+        (None, Some(_)) => Some(quote!(, { ::core::primitive::usize::MAX })),
+        (None, None) => None,
+    };
+    let wait = wait.as_ref().map(|policy| {
+        // Named with the span of the user's word, for "go to definition".
+        let name = if policy == "spin" { "Spin" } else { "Park" };
+        let policy = Ident::new(name, policy.span());
+        quote!(, #krate::wait::#policy)
     });
     let (name, capacity) = match flavour {
         // Named with the span of the user's keyword, so that "go to
@@ -41,7 +53,7 @@ pub(crate) fn channel(channel: &Channel) -> TokenStream {
         Flavour::Unbounded { keyword } => (Ident::new("Unbounded", *keyword), None),
     };
     quote! {
-        #krate::#module::#name::<#payload #capacity #inline>::channel()
+        #krate::#module::#name::<#payload #capacity #inline #wait>::channel()
     }
 }
 

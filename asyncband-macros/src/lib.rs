@@ -20,9 +20,9 @@ mod validate;
 
 use proc_macro::TokenStream;
 
-/// Expands `channel!($crate; TOPOLOGY, bounded = CAP | unbounded, TYPE [, inline = BYTES])`
-/// to `$crate::TOPOLOGY::Bounded::<TYPE, CAP[, BYTES]>::channel()` (or
-/// `Unbounded::<TYPE[, BYTES]>`). Documented on `asyncband::channel!`.
+/// Expands `channel!($crate; TOPOLOGY, bounded = CAP | unbounded, TYPE [, inline = BYTES] [, wait = spin | park])`
+/// to `$crate::TOPOLOGY::Bounded::<TYPE, CAP[, BYTES[, $crate::wait::POLICY]]>::channel()`
+/// (or `Unbounded::<TYPE[, …]>`). Documented on `asyncband::channel!`.
 #[proc_macro]
 pub fn channel(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as parse::Input);

@@ -21,6 +21,9 @@ pub(crate) mod kw {
     syn::custom_keyword!(bounded);
     syn::custom_keyword!(unbounded);
     syn::custom_keyword!(inline);
+    syn::custom_keyword!(wait);
+    syn::custom_keyword!(spin);
+    syn::custom_keyword!(park);
 }
 
 /// What the user wrote, checked only for its shape.
@@ -50,6 +53,7 @@ pub(crate) enum Arg {
     Bounded(Setting<kw::bounded>),
     Unbounded(Setting<kw::unbounded>),
     Inline(Setting<kw::inline>),
+    Wait(Setting<kw::wait>),
     Payload(Type),
 }
 
@@ -114,11 +118,12 @@ fn topology(input: ParseStream, errors: &mut Vec<Error>) -> syn::Result<(Option<
         return Ok((Some(Topology::Mpsc(input.parse()?)), true));
     } else if lookahead.peek(kw::mpmc) {
         return Ok((Some(Topology::Mpmc(input.parse()?)), true));
-    } else if let Some((option, _)) = input
-        .cursor()
-        .ident()
-        .filter(|_| input.peek(kw::bounded) || input.peek(kw::unbounded) || input.peek(kw::inline))
-    {
+    } else if let Some((option, _)) = input.cursor().ident().filter(|_| {
+        input.peek(kw::bounded)
+            || input.peek(kw::unbounded)
+            || input.peek(kw::inline)
+            || input.peek(kw::wait)
+    }) {
         // `channel!(bounded = 64, T)`: only the topology is missing.
         errors.push(Error::new(
             option.span(),
@@ -169,6 +174,8 @@ impl Parse for Arg {
             input.parse().map(Arg::Unbounded)
         } else if input.peek(kw::inline) {
             input.parse().map(Arg::Inline)
+        } else if input.peek(kw::wait) {
+            input.parse().map(Arg::Wait)
         } else {
             payload(input).map(Arg::Payload)
         }
@@ -238,6 +245,7 @@ impl ToTokens for Arg {
             Arg::Bounded(setting) => setting.to_tokens(tokens),
             Arg::Unbounded(setting) => setting.to_tokens(tokens),
             Arg::Inline(setting) => setting.to_tokens(tokens),
+            Arg::Wait(setting) => setting.to_tokens(tokens),
             Arg::Payload(ty) => ty.to_tokens(tokens),
         }
     }

@@ -2,7 +2,8 @@
 //!
 //! - exactly one of `bounded = CAP` and `unbounded`, before the payload type;
 //! - exactly one payload type;
-//! - at most one `inline = BYTES`, after the payload type;
+//! - at most one `inline = BYTES` and one `wait = spin | park`, after the
+//!   payload type;
 //! - a literal `CAP`: an integer, a power of two from 1 to [`MAX_CAPACITY`];
 //! - a literal `BYTES`: a non-negative integer.
 //!
@@ -38,6 +39,9 @@ pub(crate) struct Channel<'a> {
     /// `None` stands for `_`, when the payload type is missing.
     pub payload: Option<&'a Type>,
     pub inline: Option<Value<'a>>,
+    /// `wait = spin` or `wait = park`, with the user's span; `None` leaves
+    /// the default.
+    pub wait: Option<proc_macro2::Ident>,
 }
 
 /// Bounded or unbounded, with the span of the keyword that chose it.
@@ -73,6 +77,8 @@ pub(crate) fn channel(input: &Input) -> Result<Channel<'_>, Rejected<'_>> {
     let mut payload = None;
     let mut inline = None;
     let mut inline_seen = false;
+    let mut wait = None;
+    let mut wait_seen = false;
     for (at, arg) in input.args.iter().enumerate() {
         match arg {
             Arg::Bounded(_) | Arg::Unbounded(_) => {
@@ -100,6 +106,20 @@ pub(crate) fn channel(input: &Input) -> Result<Channel<'_>, Rejected<'_>> {
                     errors.push(spanned(arg, "`inline` specified more than once"));
                 } else {
                     (inline, inline_seen) = (value, true);
+                }
+            }
+            Arg::Wait(setting) => {
+                if payload_at.is_some_and(|payload_at| at < payload_at) {
+                    errors.push(spanned(
+                        arg,
+                        format!("`{}` must come after the payload type", text(arg)),
+                    ));
+                }
+                let policy = policy(setting, &mut errors);
+                if wait_seen {
+                    errors.push(spanned(arg, "`wait` specified more than once"));
+                } else {
+                    (wait, wait_seen) = (policy, true);
                 }
             }
             Arg::Payload(ty) => match payload {
@@ -141,6 +161,7 @@ pub(crate) fn channel(input: &Input) -> Result<Channel<'_>, Rejected<'_>> {
         },
         payload,
         inline,
+        wait,
     };
     match errors.into_iter().reduce(|mut all, error| {
         all.combine(error);
@@ -246,7 +267,7 @@ fn flavour<'a>(arg: &'a Arg, errors: &mut Vec<Error>) -> Flavour<'a> {
                 keyword: keyword.span,
             }
         }
-        Arg::Inline(_) | Arg::Payload(_) => unreachable!("not a storage option"),
+        Arg::Inline(_) | Arg::Wait(_) | Arg::Payload(_) => unreachable!("not a storage option"),
     }
 }
 
@@ -277,6 +298,33 @@ fn bytes<'a>(setting: &'a Setting<kw::inline>, errors: &mut Vec<Error>) -> Optio
         Literal::Other => format!("expected an integer size in bytes, found `{}`", text(value)),
     };
     errors.push(spanned(value, error));
+    None
+}
+
+/// Checks `wait = spin | park`; `None` leaves the default.
+fn policy(setting: &Setting<kw::wait>, errors: &mut Vec<Error>) -> Option<proc_macro2::Ident> {
+    let Some((_, value)) = &setting.value else {
+        errors.push(spanned(
+            setting.keyword,
+            "`wait` needs a policy: `wait = spin` or `wait = park`",
+        ));
+        return None;
+    };
+    if let Expr::Path(path) = value {
+        if let Some(ident) = path.path.get_ident() {
+            if ident == "spin" || ident == "park" {
+                return Some(ident.clone());
+            }
+        }
+    }
+    errors.push(spanned(
+        value,
+        format!(
+            "expected `spin` or `park`, found `{}`; the wait policies are `spin` \
+             (busy-wait, no async operations) and `park` (the default)",
+            text(value)
+        ),
+    ));
     None
 }
 

@@ -6,7 +6,7 @@
 /// Creates a channel in one line, its flavour fixed at compile time.
 ///
 /// ```text
-/// channel!(TOPOLOGY, bounded = CAP | unbounded, TYPE [, inline = BYTES])
+/// channel!(TOPOLOGY, bounded = CAP | unbounded, TYPE [, inline = BYTES] [, wait = spin | park])
 /// ```
 ///
 /// - `TOPOLOGY`: `spsc`, `mpsc` or `mpmc`, the module of the flavour.
@@ -15,6 +15,8 @@
 /// - `TYPE`: the payload type.
 /// - `inline = BYTES` (optional): the largest payload, in bytes, that the
 ///   channel accepts: its `INLINE` parameter. Without it, any size.
+/// - `wait = spin` or `wait = park` (optional): the [wait policy](crate::wait),
+///   its `W` parameter. Without it, `park`.
 ///
 /// `CAP` and `BYTES` are integer literals, checked as the macro expands, or
 /// const expressions and paths, checked by the const-generic rules of the
@@ -29,6 +31,7 @@
 /// | `channel!(spsc, unbounded, T)` | [`spsc::Unbounded::<T>::channel()`](crate::spsc::Unbounded::channel) |
 /// | `channel!(mpmc, bounded = 64, T, inline = 1024)` | [`mpmc::Bounded::<T, 64, 1024>::channel()`](crate::mpmc::Bounded::channel) |
 /// | `channel!(mpmc, unbounded, T, inline = 1024)` | [`mpmc::Unbounded::<T, 1024>::channel()`](crate::mpmc::Unbounded::channel) |
+/// | `channel!(spsc, bounded = 1024, T, wait = spin)` | [`spsc::Bounded::<T, 1024, { usize::MAX }, Spin>::channel()`](crate::spsc::Bounded::channel) |
 ///
 /// # Examples
 ///
@@ -64,6 +67,17 @@
 /// let (tx, rx) = asyncband::channel!(mpmc, bounded = 64, Frame, inline = 1024);
 /// tx.try_send(Frame([0; 1000])).unwrap();
 /// assert!(rx.clone().try_recv().is_ok());
+/// ```
+///
+/// A wait policy: a channel that busy-waits, for threads with a core each.
+///
+/// ```
+/// use asyncband::{spsc, wait::Spin};
+///
+/// let (mut tx, mut rx) = asyncband::channel!(spsc, bounded = 1024, u64, wait = spin);
+/// let _: &spsc::Sender<spsc::Bounded<u64, 1024, { usize::MAX }, Spin>> = &tx;
+/// tx.send_blocking(1).unwrap();
+/// assert_eq!(rx.recv_blocking(), Ok(1));
 /// ```
 ///
 /// Capacities and budgets as const expressions and paths, including const
@@ -178,6 +192,21 @@
 ///
 /// ```compile_fail
 /// let (tx, rx) = asyncband::channel!(mpmc, bounded = 64, [u8; 2048], inline = 1024);
+/// ```
+///
+/// A wait policy other than the two: "expected `spin` or `park`, found
+/// `sleep`"; and an async operation on a spin channel: "`…` waits by
+/// spinning (`wait = spin`), so it has no async operations".
+///
+/// ```compile_fail
+/// let (tx, rx) = asyncband::channel!(mpsc, bounded = 64, u32, wait = sleep);
+/// ```
+///
+/// ```compile_fail
+/// # async fn f() {
+/// let (tx, mut rx) = asyncband::channel!(mpsc, bounded = 64, u32, wait = spin);
+/// let _ = rx.recv().await;
+/// # }
 /// ```
 #[macro_export]
 macro_rules! channel {

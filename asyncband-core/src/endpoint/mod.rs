@@ -50,7 +50,7 @@ use crate::chan::{Chan, Closed, Recv, RecvMany, RxNode, Send, TxNode, assert_res
 use crate::error::{
     RecvError, RecvTimeoutError, SendError, SendTimeoutError, TryRecvError, TrySendError,
 };
-use crate::storage::{Storage, Turns, conjured};
+use crate::storage::{Storage, Turns, conjured, cursor_of};
 use crate::wait::Park;
 
 /// A new open channel over storage `S`: its one producer and its one
@@ -369,14 +369,11 @@ impl<S: Storage> Consumer<S> {
     )]
     #[must_use]
     pub fn by_ref(&mut self) -> ConsumerRef<'_, S> {
-        let cursor = match self.cursor.as_deref_mut() {
-            Some(cursor) => &mut **cursor,
-            // SAFETY: many consumers: the cursor holds nothing.
-            None => unsafe { conjured() },
-        };
+        let own = self.cursor.as_deref_mut().map(|cursor| &mut **cursor);
         ConsumerRef {
             chan: &self.chan,
-            cursor,
+            // SAFETY: a single consumer keeps its cursor (field `cursor`).
+            cursor: unsafe { cursor_of::<S::Receivers, _>(own) },
         }
     }
 
@@ -392,11 +389,9 @@ impl<S: Storage> Consumer<S> {
         S: Storage<Wait = Park>,
     {
         let Self { chan, cursor, wait } = self;
-        let cursor = match cursor.as_deref_mut() {
-            Some(cursor) => &mut **cursor,
-            // SAFETY: many consumers: the cursor holds nothing.
-            None => unsafe { conjured() },
-        };
+        let own = cursor.as_deref_mut().map(|cursor| &mut **cursor);
+        // SAFETY: a single consumer keeps its cursor (field `cursor`).
+        let cursor = unsafe { cursor_of::<S::Receivers, _>(own) };
         let PollWait { node, registered } = wait;
         // SAFETY: the consumer contract (this consumer's cursor); the node is
         // pinned in its box, only used with this channel, and withdrawn by
@@ -571,11 +566,8 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
         reason = "a reference conversion on every send's ready path"
     )]
     fn cursor(&mut self) -> &mut S::ProducerCursor {
-        match self.turns.as_deref_mut() {
-            Some(turns) => turns.get_mut(),
-            // SAFETY: many producers: the cursor holds nothing.
-            None => unsafe { conjured() },
-        }
+        // SAFETY: a single producer's right has its cursor (field `turns`).
+        unsafe { cursor_of::<S::Senders, _>(self.turns.as_deref_mut().map(Turns::get_mut)) }
     }
 
     /// The right, given to held units (or a reservation that makes them),
@@ -681,13 +673,10 @@ impl<'a, S: Storage<Wait = Park>> ProducerRef<'a, S> {
     /// A future that sends `value`, waiting for capacity.
     #[must_use = "futures do nothing unless polled"]
     #[inline]
-    pub fn send(mut self, value: S::Item) -> Send<'a, S> {
+    pub fn send(self, value: S::Item) -> Send<'a, S> {
         let chan = self.chan;
-        let cursor = match self.turns.take() {
-            Some(turns) => turns.get_mut(),
-            // SAFETY: many producers: the cursor holds nothing.
-            None => unsafe { conjured() },
-        };
+        // SAFETY: a single producer's right has its cursor (field `turns`).
+        let cursor = unsafe { cursor_of::<S::Senders, _>(self.turns.map(Turns::get_mut)) };
         // SAFETY: the future takes this right's cursor for its life (`'a`).
         unsafe { Send::new(chan, cursor, value) }
     }

@@ -110,9 +110,12 @@ impl<S: Storage> Holder for Pusher<'_, S> {
         // producer's (only pushers use it while they live) or, with many
         // producers, one that holds nothing.
         let pushed = unsafe {
-            match self.turns {
-                Some(turns) => turns.with_turn(|cursor| self.chan.push_unit(cursor, value)),
-                None => self.chan.push_unit(conjured(), value),
+            if <S::Senders as crate::arity::Arity>::MANY {
+                self.chan.push_unit(conjured(), value)
+            } else {
+                self.turns
+                    .unwrap_unchecked()
+                    .with_turn(|cursor| self.chan.push_unit(cursor, value))
             }
         };
         // After the turn: a waker may take its time.
@@ -277,8 +280,11 @@ impl<H: Holder + Copy> Units<H> {
 impl<H: Holder> Drop for Units<H> {
     #[inline]
     fn drop(&mut self) {
-        // SAFETY: the `n` units left are held (field `n`) and given up here.
-        unsafe { self.holder.chan().return_units(self.n) };
+        if self.n > 0 {
+            // SAFETY: the `n` units left are held (field `n`) and given up
+            // here.
+            unsafe { self.holder.chan().return_units(self.n) };
+        }
     }
 }
 
