@@ -66,7 +66,7 @@ pub(crate) struct Rejected<'a> {
 }
 
 /// Checks every rule, and returns the channel or every error found.
-pub(crate) fn channel(input: &Input) -> Result<Channel<'_>, Rejected<'_>> {
+pub(crate) fn channel(input: &Input) -> Result<Channel<'_>, Box<Rejected<'_>>> {
     let mut errors = input.errors.clone();
     let payload_at = input
         .args
@@ -95,32 +95,14 @@ pub(crate) fn channel(input: &Input) -> Result<Channel<'_>, Rejected<'_>> {
                 }
             }
             Arg::Inline(setting) => {
-                if payload_at.is_some_and(|payload_at| at < payload_at) {
-                    errors.push(spanned(
-                        arg,
-                        format!("`{}` must come after the payload type", text(arg)),
-                    ));
-                }
                 let value = bytes(setting, &mut errors);
-                if inline_seen {
-                    errors.push(spanned(arg, "`inline` specified more than once"));
-                } else {
-                    (inline, inline_seen) = (value, true);
-                }
+                after_payload(arg, at, payload_at, &mut inline_seen, &mut errors)
+                    .then(|| inline = value);
             }
             Arg::Wait(setting) => {
-                if payload_at.is_some_and(|payload_at| at < payload_at) {
-                    errors.push(spanned(
-                        arg,
-                        format!("`{}` must come after the payload type", text(arg)),
-                    ));
-                }
-                let policy = policy(setting, &mut errors);
-                if wait_seen {
-                    errors.push(spanned(arg, "`wait` specified more than once"));
-                } else {
-                    (wait, wait_seen) = (policy, true);
-                }
+                let value = policy(setting, &mut errors);
+                after_payload(arg, at, payload_at, &mut wait_seen, &mut errors)
+                    .then(|| wait = value);
             }
             Arg::Payload(ty) => match payload {
                 None => payload = Some(ty),
@@ -168,11 +150,37 @@ pub(crate) fn channel(input: &Input) -> Result<Channel<'_>, Rejected<'_>> {
         all
     }) {
         None => Ok(channel),
-        Some(error) => Err(Rejected {
+        Some(error) => Err(Box::new(Rejected {
             error,
             stand_in: channel,
-        }),
+        })),
     }
+}
+
+/// Checks that the option `arg`, at `at`, comes after the payload type and
+/// only once (`seen`); true if it is the first.
+fn after_payload(
+    arg: &Arg,
+    at: usize,
+    payload_at: Option<usize>,
+    seen: &mut bool,
+    errors: &mut Vec<Error>,
+) -> bool {
+    if payload_at.is_some_and(|payload_at| at < payload_at) {
+        errors.push(spanned(
+            arg,
+            format!("`{}` must come after the payload type", text(arg)),
+        ));
+    }
+    if std::mem::replace(seen, true) {
+        let name = match arg {
+            Arg::Wait(_) => "wait",
+            _ => "inline",
+        };
+        errors.push(spanned(arg, format!("`{name}` specified more than once")));
+        return false;
+    }
+    true
 }
 
 /// Reports a missing storage option or payload type.

@@ -2,7 +2,6 @@
 
 use asyncband_core::endpoint::ProducerRef;
 use asyncband_core::storage::Storage;
-use asyncband_core::wait::Park;
 
 use crate::error::{SendError, TrySendError};
 
@@ -81,7 +80,7 @@ fn send_each<S: Storage>(
 /// Sends every value of `values`: batches through [`send_from`] while there
 /// is room, and, when full, waits in line for one slot, fills it and carries
 /// on. The future of both endpoints' `send_many`.
-pub(crate) async fn send_all<S: Storage<Wait = Park>>(
+pub(crate) async fn send_all<S: Storage>(
     mut tx: ProducerRef<'_, S>,
     values: &mut impl Iterator<Item = S::Item>,
 ) -> Result<usize, SendError<S::Item>> {

@@ -214,7 +214,7 @@ macro_rules! sender_methods {
             /// ```
             pub fn send(&$($mut)? self, value: F::Item) -> SendFuture<'_, F>
             where
-                F: Flavour,
+                F::Wait: Asynchronous,
             {
                 SendFuture {
                     inner: self.right().send(value),
@@ -378,7 +378,7 @@ macro_rules! sender_methods {
                 values: &mut I,
             ) -> Result<usize, SendError<F::Item>>
             where
-                F: Flavour,
+                F::Wait: Asynchronous,
             {
                 batch::send_all(self.right(), values).await
             }
@@ -401,7 +401,7 @@ macro_rules! sender_methods {
             /// ```
             pub fn closed(&self) -> ClosedFuture<'_, F>
             where
-                F: Flavour,
+                F::Wait: Asynchronous,
             {
                 ClosedFuture {
                     inner: asyncband_core::endpoint::closed(self.chan()),
@@ -426,7 +426,7 @@ macro_rules! sender_methods {
             #[must_use = "the sink owns the sender; dropping it drops the sender"]
             pub fn into_sink(self) -> crate::sink::SenderSink<Self>
             where
-                F: Flavour,
+                F::Wait: Asynchronous,
             {
                 crate::sink::SenderSink::new(self)
             }
@@ -476,7 +476,7 @@ macro_rules! sender_methods {
             /// ```
             pub fn reserve(&$($mut)? self) -> ReserveFuture<'_, F>
             where
-                F: Flavour,
+                F::Wait: Asynchronous,
             {
                 ReserveFuture {
                     inner: self.right().reserve(1),
@@ -602,7 +602,7 @@ macro_rules! sender_methods {
             /// ```
             pub fn reserve_many(&$($mut)? self, n: usize) -> ReserveManyFuture<'_, F>
             where
-                F: Flavour,
+                F::Wait: Asynchronous,
             {
                 ReserveManyFuture::new(self.right(), n)
             }
@@ -678,7 +678,7 @@ macro_rules! receiver_methods {
             /// ```
             pub fn recv(&$($mut)? self) -> RecvFuture<'_, F>
             where
-                F: Flavour,
+                F::Wait: Asynchronous,
             {
                 RecvFuture {
                     inner: self.right().recv(),
@@ -797,7 +797,7 @@ macro_rules! receiver_methods {
                 limit: usize,
             ) -> RecvManyFuture<'a, F>
             where
-                F: Flavour,
+                F::Wait: Asynchronous,
             {
                 RecvManyFuture {
                     inner: self.right().recv_many(buf, limit),
@@ -894,7 +894,7 @@ macro_rules! receiver_methods {
             /// ```
             pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Result<F::Item, RecvError>>
             where
-                F: Flavour,
+                F::Wait: Asynchronous,
             {
                 self.inner.poll_recv(cx)
             }
@@ -927,7 +927,7 @@ macro_rules! receiver_methods {
                 limit: usize,
             ) -> Poll<usize>
             where
-                F: Flavour,
+                F::Wait: Asynchronous,
             {
                 if limit == 0 {
                     return Poll::Ready(0);

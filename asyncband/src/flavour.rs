@@ -57,7 +57,8 @@ pub trait AnyFlavour: Sealed + Sized {
 }
 
 /// A channel flavour that parks (`wait = park`, the default): every
-/// operation, async ones included. Sealed.
+/// operation, async ones included. Every [`AnyFlavour`] whose `Wait` is
+/// [`Park`](crate::wait::Park) is one.
 ///
 /// # Examples
 ///
@@ -71,12 +72,9 @@ pub trait AnyFlavour: Sealed + Sized {
 /// assert_eq!(capacity_of::<mpsc::Bounded<u64, 64>>(), Some(64));
 /// assert_eq!(capacity_of::<mpsc::Unbounded<u64>>(), None);
 /// ```
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` waits by spinning (`wait = spin`), so it has no async operations",
-    label = "an async operation, or `Stream`/`Sink`, needs a channel that parks",
-    note = "make the channel with `wait = park` (the default) to `send`, `recv`, `reserve`, await `closed`, poll, or use it as a `Stream` or `Sink`"
-)]
 pub trait Flavour: AnyFlavour<Wait = Park> {}
+
+impl<F: AnyFlavour<Wait = Park>> Flavour for F {}
 
 /// The flavour types, constructors and `Flavour` impls of one topology
 /// module, written once for all three; the module names its `Sender` and
@@ -91,7 +89,7 @@ macro_rules! flavours {
         use asyncband_core::wait::{Park, Wait};
 
         use crate::check;
-        use crate::flavour::{AnyFlavour, Flavour, Sealed};
+        use crate::flavour::{AnyFlavour, Sealed};
 
         #[doc = concat!("A bounded ", $title, " channel of `CAP` slots (a power of two, at")]
         /// most 2^20) holding `T`s of at most `INLINE` bytes, waiting by
@@ -221,8 +219,6 @@ macro_rules! flavours {
             const CAPACITY: Option<usize> = None;
         }
 
-        impl<T, const CAP: usize, const INLINE: usize> Flavour for Bounded<T, CAP, INLINE, Park> {}
-        impl<T, const INLINE: usize> Flavour for Unbounded<T, INLINE, Park> {}
 
         impl<T, const CAP: usize, const INLINE: usize, W: Wait> std::fmt::Debug
             for Bounded<T, CAP, INLINE, W>

@@ -26,7 +26,7 @@ use pin_project_lite::pin_project;
 pub use crate::permit::ReserveOwnedFuture;
 
 use crate::error::{RecvError, SendError};
-use crate::flavour::Flavour;
+use crate::flavour::AnyFlavour;
 use crate::permit::{Permit, Permits};
 
 pin_project! {
@@ -45,7 +45,7 @@ pin_project! {
     #[must_use = "futures do nothing unless polled"]
     pub struct SendFuture<'a, F>
     where
-        F: Flavour,
+        F: AnyFlavour,
     {
         #[pin]
         pub(crate) inner: Send<'a, F::Storage>,
@@ -68,7 +68,7 @@ pin_project! {
     #[must_use = "futures do nothing unless polled"]
     pub struct RecvFuture<'a, F>
     where
-        F: Flavour,
+        F: AnyFlavour,
     {
         #[pin]
         pub(crate) inner: Recv<'a, F::Storage>,
@@ -94,7 +94,7 @@ pin_project! {
     #[must_use = "futures do nothing unless polled"]
     pub struct RecvManyFuture<'a, F>
     where
-        F: Flavour,
+        F: AnyFlavour,
     {
         #[pin]
         pub(crate) inner: RecvMany<'a, 'a, F::Storage>,
@@ -117,7 +117,7 @@ pin_project! {
     #[must_use = "futures do nothing unless polled"]
     pub struct ReserveFuture<'a, F>
     where
-        F: Flavour,
+        F: AnyFlavour,
         F::Storage: Capacity,
     {
         #[pin]
@@ -142,7 +142,7 @@ pin_project! {
     #[must_use = "futures do nothing unless polled"]
     pub struct ReserveManyFuture<'a, F>
     where
-        F: Flavour,
+        F: AnyFlavour,
         F::Storage: Capacity,
     {
         // Waits for `1 <= n <= CAP` units; `None` for any other `n`.
@@ -171,14 +171,14 @@ pin_project! {
     #[must_use = "futures do nothing unless polled"]
     pub struct ClosedFuture<'a, F>
     where
-        F: Flavour,
+        F: AnyFlavour,
     {
         #[pin]
         pub(crate) inner: Closed<'a, F::Storage>,
     }
 }
 
-impl<F: Flavour> Future for SendFuture<'_, F> {
+impl<F: AnyFlavour> Future for SendFuture<'_, F> {
     type Output = Result<(), SendError<F::Item>>;
 
     #[inline]
@@ -187,7 +187,7 @@ impl<F: Flavour> Future for SendFuture<'_, F> {
     }
 }
 
-impl<F: Flavour> Future for RecvFuture<'_, F> {
+impl<F: AnyFlavour> Future for RecvFuture<'_, F> {
     type Output = Result<F::Item, RecvError>;
 
     #[inline(always)]
@@ -200,7 +200,7 @@ impl<F: Flavour> Future for RecvFuture<'_, F> {
     }
 }
 
-impl<F: Flavour> Future for RecvManyFuture<'_, F> {
+impl<F: AnyFlavour> Future for RecvManyFuture<'_, F> {
     type Output = usize;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<usize> {
@@ -208,7 +208,7 @@ impl<F: Flavour> Future for RecvManyFuture<'_, F> {
     }
 }
 
-impl<'a, F: Flavour<Storage: Capacity>> Future for ReserveFuture<'a, F> {
+impl<'a, F: AnyFlavour<Storage: Capacity>> Future for ReserveFuture<'a, F> {
     type Output = Result<Permit<'a, F>, SendError<()>>;
 
     #[inline]
@@ -220,7 +220,7 @@ impl<'a, F: Flavour<Storage: Capacity>> Future for ReserveFuture<'a, F> {
     }
 }
 
-impl<'a, F: Flavour<Storage: Capacity>> ReserveManyFuture<'a, F> {
+impl<'a, F: AnyFlavour<Storage: Capacity>> ReserveManyFuture<'a, F> {
     pub(crate) fn new(tx: ProducerRef<'a, F::Storage>, n: usize) -> Self {
         if (1..=<F::Storage as Capacity>::CAP).contains(&n) {
             Self {
@@ -236,7 +236,7 @@ impl<'a, F: Flavour<Storage: Capacity>> ReserveManyFuture<'a, F> {
     }
 }
 
-impl<'a, F: Flavour<Storage: Capacity>> Future for ReserveManyFuture<'a, F> {
+impl<'a, F: AnyFlavour<Storage: Capacity>> Future for ReserveManyFuture<'a, F> {
     type Output = Result<Permits<'a, F>, SendError<()>>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
@@ -259,7 +259,7 @@ impl<'a, F: Flavour<Storage: Capacity>> Future for ReserveManyFuture<'a, F> {
     }
 }
 
-impl<F: Flavour> Future for ClosedFuture<'_, F> {
+impl<F: AnyFlavour> Future for ClosedFuture<'_, F> {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
@@ -269,7 +269,7 @@ impl<F: Flavour> Future for ClosedFuture<'_, F> {
 
 macro_rules! debug_future {
     ($name:ident $(, $bound:path)?) => {
-        impl<F: Flavour $(<Storage: $bound>)?> fmt::Debug for $name<'_, F> {
+        impl<F: AnyFlavour $(<Storage: $bound>)?> fmt::Debug for $name<'_, F> {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.debug_struct(stringify!($name)).finish_non_exhaustive()
             }

@@ -374,7 +374,7 @@ pub mod arity {
 /// assert_eq!(rx.recv_blocking(), Ok(1));
 /// ```
 pub mod wait {
-    pub use asyncband_core::wait::{Park, Spin, Wait};
+    pub use asyncband_core::wait::{Asynchronous, Park, Spin, Wait};
 }
 
 /// What the `channel!` expansion reaches the runtime through. Not public API.

@@ -18,7 +18,9 @@ use asyncband_core::storage::Capacity;
 use crate::error::{
     RecvError, RecvTimeoutError, SendError, SendTimeoutError, TryRecvError, TrySendError,
 };
-use crate::flavour::{AnyFlavour, Flavour};
+use asyncband_core::wait::Asynchronous;
+
+use crate::flavour::AnyFlavour;
 use crate::future::{
     ClosedFuture, RecvFuture, RecvManyFuture, ReserveFuture, ReserveManyFuture, SendFuture,
 };
@@ -69,7 +71,7 @@ impl<F: AnyFlavour<Senders = Many>> Sender<F> {
     /// The right to send, shared.
     #[inline(always)]
     #[allow(clippy::inline_always, reason = "on every send's ready path")]
-    fn right(&self) -> ProducerRef<'_, F::Storage> {
+    pub(crate) fn right(&self) -> ProducerRef<'_, F::Storage> {
         self.inner.shared()
     }
 
@@ -111,7 +113,7 @@ impl<F: AnyFlavour<Receivers = Many>> Receiver<F> {
     /// The right to receive, shared.
     #[inline(always)]
     #[allow(clippy::inline_always, reason = "on every receive's ready path")]
-    fn right(&self) -> ConsumerRef<'_, F::Storage> {
+    pub(crate) fn right(&self) -> ConsumerRef<'_, F::Storage> {
         self.inner.shared()
     }
 }

@@ -23,7 +23,9 @@ use asyncband_core::storage::Capacity;
 use pin_project_lite::pin_project;
 
 use crate::error::{SendError, TrySendError};
-use crate::flavour::{AnyFlavour, Flavour};
+use asyncband_core::wait::Asynchronous;
+
+use crate::flavour::AnyFlavour;
 use crate::multi::Sender;
 
 /// One reserved slot of a bounded channel, borrowed from its sender.
@@ -248,7 +250,7 @@ pin_project! {
     #[must_use = "futures do nothing unless polled"]
     pub struct ReserveOwnedFuture<F>
     where
-        F: Flavour<Senders = Many>,
+        F: AnyFlavour<Senders = Many>,
         F::Storage: Capacity,
     {
         #[pin]
@@ -256,7 +258,7 @@ pin_project! {
     }
 }
 
-impl<F: Flavour<Senders = Many, Storage: Capacity>> Future for ReserveOwnedFuture<F> {
+impl<F: AnyFlavour<Senders = Many, Storage: Capacity>> Future for ReserveOwnedFuture<F> {
     type Output = Result<OwnedPermit<F>, SendError<Sender<F>>>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
@@ -267,7 +269,7 @@ impl<F: Flavour<Senders = Many, Storage: Capacity>> Future for ReserveOwnedFutur
     }
 }
 
-impl<F: Flavour<Senders = Many, Storage: Capacity>> fmt::Debug for ReserveOwnedFuture<F> {
+impl<F: AnyFlavour<Senders = Many, Storage: Capacity>> fmt::Debug for ReserveOwnedFuture<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ReserveOwnedFuture").finish_non_exhaustive()
     }
@@ -327,7 +329,7 @@ impl<F: AnyFlavour<Senders = Many, Storage: Capacity>> Sender<F> {
     /// ```
     pub fn reserve_owned(self) -> ReserveOwnedFuture<F>
     where
-        F: Flavour,
+        F::Wait: Asynchronous,
     {
         ReserveOwnedFuture {
             inner: self.inner.reserve_owned(),

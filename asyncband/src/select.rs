@@ -50,7 +50,7 @@ use asyncband_core::arity::{Many, One};
 use asyncband_core::wait::{Backoff, block_on};
 
 use crate::error::{RecvError, TryRecvError};
-use crate::flavour::Flavour;
+use crate::flavour::AnyFlavour;
 use crate::{multi, single};
 
 /// Waits on several channel operations and runs the arm of the one that
@@ -281,7 +281,7 @@ macro_rules! __select {
         [$(($future:ident $output:ident $kind:ident $args:tt $pat:pat => $body:expr))*]
         $default:tt) => {{
         #[allow(unused_imports)]
-        use $crate::__private::select::{SendArmShared as _, SendArmUnique as _};
+        use $crate::__private::select::{ArmShared as _, ArmUnique as _};
         // The outputs outlive the futures: a future whose drop unwinds (a
         // slot it passes on reaches a waker that panics) leaves the chosen
         // output to be dropped with the rest, its slot or value given back.
@@ -330,10 +330,10 @@ macro_rules! __select {
     }};
 
     (@future recv [$rx:expr]) => {
-        $rx.recv()
+        $rx.__asyncband_recv_arm()
     };
     (@future reserve [$tx:expr]) => {
-        $tx.reserve()
+        $tx.__asyncband_reserve_arm()
     };
     (@future send [$tx:expr, $value:expr]) => {
         $tx.__asyncband_send_arm()
@@ -373,11 +373,13 @@ macro_rules! __select {
 pub mod rt {
     use super::{Future, Pin, Poll, Waker, run_rounds};
     use crate::error::SendError;
-    use crate::flavour::Flavour;
-    use crate::future::ReserveFuture;
+    use crate::flavour::AnyFlavour;
+    use crate::future::{RecvFuture, ReserveFuture};
     use crate::permit::Permit;
     use crate::{mpmc, mpsc, multi, single, spsc};
+    use asyncband_core::arity::{Many, One};
     use asyncband_core::storage::Capacity;
+    use asyncband_core::wait::Wait as Policy;
     use std::future::Ready;
     use std::task::Context;
     use std::time::{Duration, Instant};
@@ -467,7 +469,7 @@ pub mod rt {
         fn send(self, value: Self::Item) -> Result<(), SendError<Self::Item>>;
     }
 
-    impl<F: Flavour<Storage: Capacity>> SendSlot for Permit<'_, F> {
+    impl<F: AnyFlavour<Storage: Capacity>> SendSlot for Permit<'_, F> {
         type Item = F::Item;
         fn send(self, value: F::Item) -> Result<(), SendError<F::Item>> {
             Permit::send(self, value)
@@ -476,7 +478,7 @@ pub mod rt {
 
     /// Only unbounded senders are handed out as slots: their `try_send` is
     /// never `Full`.
-    impl<F: Flavour<Senders = asyncband_core::arity::One>> SendSlot for &mut single::Sender<F> {
+    impl<F: AnyFlavour<Senders = One>> SendSlot for &mut single::Sender<F> {
         type Item = F::Item;
         fn send(self, value: F::Item) -> Result<(), SendError<F::Item>> {
             self.try_send(value)
@@ -485,7 +487,7 @@ pub mod rt {
     }
 
     /// As for the single sender: only unbounded senders are slots.
-    impl<F: Flavour<Senders = asyncband_core::arity::Many>> SendSlot for &multi::Sender<F> {
+    impl<F: AnyFlavour<Senders = Many>> SendSlot for &multi::Sender<F> {
         type Item = F::Item;
         fn send(self, value: F::Item) -> Result<(), SendError<F::Item>> {
             self.try_send(value)
@@ -509,78 +511,88 @@ pub mod rt {
         }
     }
 
-    /// The future of a `send` arm on a single sender (`&mut self`): it
-    /// waits for a slot without taking the value.
-    pub trait SendArmUnique {
-        /// The future.
-        type Arm<'a>: Future
+    /// The arms of an endpoint borrowed mutably (the single sender and
+    /// receiver). Each arm is the operation's own future, for a spin channel
+    /// too: its futures never sleep (they wake themselves at once), so a
+    /// select with a spin arm busy-polls. A `send` arm waits for a slot
+    /// without taking the value.
+    pub trait ArmUnique {
+        /// The `send` arm's future.
+        type Send<'a>: Future
         where
             Self: 'a;
-        /// Starts the arm.
-        fn __asyncband_send_arm(&mut self) -> Self::Arm<'_>;
+        /// Starts a `send` arm.
+        fn __asyncband_send_arm(&mut self) -> Self::Send<'_>;
     }
 
-    /// The future of a `send` arm on a cloneable sender (`&self`).
-    pub trait SendArmShared {
-        /// The future.
-        type Arm<'a>: Future
+    /// The arms of an endpoint borrowed shared (cloneable endpoints).
+    pub trait ArmShared {
+        /// The `send` arm's future.
+        type Send<'a>: Future
         where
             Self: 'a;
-        /// Starts the arm.
-        fn __asyncband_send_arm(&self) -> Self::Arm<'_>;
+        /// Starts a `send` arm.
+        fn __asyncband_send_arm(&self) -> Self::Send<'_>;
     }
 
-    impl<T, const CAP: usize, const INLINE: usize> SendArmUnique
-        for spsc::Sender<spsc::Bounded<T, CAP, INLINE>>
-    {
-        type Arm<'a>
-            = ReserveFuture<'a, spsc::Bounded<T, CAP, INLINE>>
-        where
-            Self: 'a;
-        fn __asyncband_send_arm(&mut self) -> Self::Arm<'_> {
-            self.reserve()
-        }
-    }
-
-    impl<T, const INLINE: usize> SendArmUnique for spsc::Sender<spsc::Unbounded<T, INLINE>> {
-        type Arm<'a>
-            = Ready<Result<&'a mut Self, SendError<()>>>
-        where
-            Self: 'a;
-        fn __asyncband_send_arm(&mut self) -> Self::Arm<'_> {
-            std::future::ready(Ok(self))
-        }
-    }
-
-    macro_rules! send_arm_shared {
-        ($($topology:ident)*) => {$(
-            impl<T, const CAP: usize, const INLINE: usize> SendArmShared
-                for $topology::Sender<$topology::Bounded<T, CAP, INLINE>>
-            {
-                type Arm<'a>
-                    = ReserveFuture<'a, $topology::Bounded<T, CAP, INLINE>>
-                where
-                    Self: 'a;
-                fn __asyncband_send_arm(&self) -> Self::Arm<'_> {
-                    self.reserve()
+    /// The `recv` and `reserve` arms of the endpoints of one arity.
+    macro_rules! arms {
+        ($module:ident, $arity:ident $(, $mut:tt)?) => {
+            impl<F: AnyFlavour<Receivers = $arity>> $module::Receiver<F> {
+                #[doc(hidden)]
+                pub fn __asyncband_recv_arm(&$($mut)? self) -> RecvFuture<'_, F> {
+                    RecvFuture {
+                        inner: self.right().recv(),
+                    }
                 }
             }
 
-            impl<T, const INLINE: usize> SendArmShared
-                for $topology::Sender<$topology::Unbounded<T, INLINE>>
+            impl<F: AnyFlavour<Senders = $arity, Storage: Capacity>> $module::Sender<F> {
+                #[doc(hidden)]
+                pub fn __asyncband_reserve_arm(&$($mut)? self) -> ReserveFuture<'_, F> {
+                    ReserveFuture {
+                        inner: self.right().reserve(1),
+                    }
+                }
+            }
+        };
+    }
+
+    /// The `send` arms of one topology's senders: a reservation when
+    /// bounded, the sender itself when not.
+    macro_rules! send_arms {
+        ($topology:ident, $trait:ident $(, $mut:tt)?) => {
+            impl<T, const CAP: usize, const INLINE: usize, W: Policy> $trait
+                for $topology::Sender<$topology::Bounded<T, CAP, INLINE, W>>
             {
-                type Arm<'a>
-                    = Ready<Result<&'a Self, SendError<()>>>
+                type Send<'a>
+                    = ReserveFuture<'a, $topology::Bounded<T, CAP, INLINE, W>>
                 where
                     Self: 'a;
-                fn __asyncband_send_arm(&self) -> Self::Arm<'_> {
+                fn __asyncband_send_arm(&$($mut)? self) -> Self::Send<'_> {
+                    self.__asyncband_reserve_arm()
+                }
+            }
+
+            impl<T, const INLINE: usize, W: Policy> $trait
+                for $topology::Sender<$topology::Unbounded<T, INLINE, W>>
+            {
+                type Send<'a>
+                    = Ready<Result<&'a $($mut)? Self, SendError<()>>>
+                where
+                    Self: 'a;
+                fn __asyncband_send_arm(&$($mut)? self) -> Self::Send<'_> {
                     std::future::ready(Ok(self))
                 }
             }
-        )*};
+        };
     }
 
-    send_arm_shared!(mpsc mpmc);
+    arms!(single, One, mut);
+    arms!(multi, Many);
+    send_arms!(spsc, ArmUnique, mut);
+    send_arms!(mpsc, ArmShared);
+    send_arms!(mpmc, ArmShared);
 }
 
 /// Up to this many arms, a fair round draws its order on the stack.
@@ -687,9 +699,9 @@ pub trait Receive: sealed::Sealed {
 /// withdraws it (`Select::wait`).
 macro_rules! receive {
     ($($module:ident: $arity:ident),*) => {$(
-        impl<F: Flavour<Receivers = $arity>> sealed::Sealed for $module::Receiver<F> {}
+        impl<F: AnyFlavour<Receivers = $arity>> sealed::Sealed for $module::Receiver<F> {}
 
-        impl<F: Flavour<Receivers = $arity>> Receive for $module::Receiver<F> {
+        impl<F: AnyFlavour<Receivers = $arity>> Receive for $module::Receiver<F> {
             type Item = F::Item;
 
             fn __try_recv(&mut self) -> Result<F::Item, TryRecvError> {
@@ -697,7 +709,7 @@ macro_rules! receive {
             }
 
             fn __poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Result<F::Item, RecvError>> {
-                self.poll_recv(cx)
+                self.inner.poll_recv(cx)
             }
 
             fn __cancel_recv(&mut self) {

@@ -20,7 +20,9 @@ use asyncband_core::storage::Capacity;
 use crate::error::{
     RecvError, RecvTimeoutError, SendError, SendTimeoutError, TryRecvError, TrySendError,
 };
-use crate::flavour::{AnyFlavour, Flavour};
+use asyncband_core::wait::Asynchronous;
+
+use crate::flavour::AnyFlavour;
 use crate::future::{
     ClosedFuture, RecvFuture, RecvManyFuture, ReserveFuture, ReserveManyFuture, SendFuture,
 };
@@ -70,7 +72,7 @@ impl<F: AnyFlavour<Senders = One>> Sender<F> {
     /// The right to send, borrowed mutably.
     #[inline(always)]
     #[allow(clippy::inline_always, reason = "on every send's ready path")]
-    fn right(&mut self) -> ProducerRef<'_, F::Storage> {
+    pub(crate) fn right(&mut self) -> ProducerRef<'_, F::Storage> {
         self.inner.by_ref()
     }
 }
@@ -79,7 +81,7 @@ impl<F: AnyFlavour<Receivers = One>> Receiver<F> {
     /// The right to receive, borrowed mutably.
     #[inline(always)]
     #[allow(clippy::inline_always, reason = "on every receive's ready path")]
-    fn right(&mut self) -> ConsumerRef<'_, F::Storage> {
+    pub(crate) fn right(&mut self) -> ConsumerRef<'_, F::Storage> {
         self.inner.by_ref()
     }
 

@@ -13,11 +13,11 @@ use std::task::{Context, Poll};
 use asyncband_core::arity::{Many, One};
 use asyncband_core::endpoint::Producer;
 use asyncband_core::storage::Storage;
-use asyncband_core::wait::Park;
+use asyncband_core::wait::Asynchronous;
 use futures_sink::Sink;
 
 use crate::error::SendError;
-use crate::flavour::Flavour;
+use crate::flavour::AnyFlavour;
 use crate::{multi, single};
 
 /// A sender a [`SenderSink`] can own.
@@ -26,17 +26,17 @@ use crate::{multi, single};
 #[doc(hidden)]
 pub trait SinkSender: crate::flavour::Sealed + Unpin {
     /// The channel's storage.
-    type Storage: Storage<Wait = Park>;
+    type Storage: Storage;
     /// The core producer the sender wraps.
     fn producer(&mut self) -> &mut Producer<Self::Storage>;
     /// Whether the producer keeps a slot for the next `start_send`.
     fn has_reserved(&self) -> bool;
 }
 
-impl<F: Flavour<Senders = One>> crate::flavour::Sealed for single::Sender<F> {}
-impl<F: Flavour<Senders = Many>> crate::flavour::Sealed for multi::Sender<F> {}
+impl<F: AnyFlavour<Senders = One>> crate::flavour::Sealed for single::Sender<F> {}
+impl<F: AnyFlavour<Senders = Many>> crate::flavour::Sealed for multi::Sender<F> {}
 
-impl<F: Flavour<Senders = One>> SinkSender for single::Sender<F> {
+impl<F: AnyFlavour<Senders = One, Wait: Asynchronous>> SinkSender for single::Sender<F> {
     type Storage = F::Storage;
 
     fn producer(&mut self) -> &mut Producer<F::Storage> {
@@ -48,7 +48,7 @@ impl<F: Flavour<Senders = One>> SinkSender for single::Sender<F> {
     }
 }
 
-impl<F: Flavour<Senders = Many>> SinkSender for multi::Sender<F> {
+impl<F: AnyFlavour<Senders = Many, Wait: Asynchronous>> SinkSender for multi::Sender<F> {
     type Storage = F::Storage;
 
     fn producer(&mut self) -> &mut Producer<F::Storage> {

@@ -12,10 +12,12 @@ use std::task::{Context, Poll};
 use asyncband_core::arity::{Many, One};
 use futures_core::{FusedStream, Stream};
 
-use crate::flavour::Flavour;
+use asyncband_core::wait::Asynchronous;
+
+use crate::flavour::AnyFlavour;
 use crate::{multi, single};
 
-impl<F: Flavour<Receivers = One>> Stream for single::Receiver<F> {
+impl<F: AnyFlavour<Receivers = One, Wait: Asynchronous>> Stream for single::Receiver<F> {
     type Item = F::Item;
 
     /// # Examples
@@ -35,13 +37,13 @@ impl<F: Flavour<Receivers = One>> Stream for single::Receiver<F> {
     }
 }
 
-impl<F: Flavour<Receivers = One>> FusedStream for single::Receiver<F> {
+impl<F: AnyFlavour<Receivers = One, Wait: Asynchronous>> FusedStream for single::Receiver<F> {
     fn is_terminated(&self) -> bool {
         self.is_closed() && self.is_empty()
     }
 }
 
-impl<F: Flavour<Receivers = Many>> Stream for multi::Receiver<F> {
+impl<F: AnyFlavour<Receivers = Many, Wait: Asynchronous>> Stream for multi::Receiver<F> {
     type Item = F::Item;
 
     /// # Examples
@@ -60,7 +62,7 @@ impl<F: Flavour<Receivers = Many>> Stream for multi::Receiver<F> {
     }
 }
 
-impl<F: Flavour<Receivers = Many>> FusedStream for multi::Receiver<F> {
+impl<F: AnyFlavour<Receivers = Many, Wait: Asynchronous>> FusedStream for multi::Receiver<F> {
     fn is_terminated(&self) -> bool {
         self.is_closed() && self.is_empty()
     }

@@ -28,7 +28,7 @@ use std::panic::{RefUnwindSafe, UnwindSafe};
 use asyncband_core::arity::{Many, One};
 use asyncband_core::storage::Capacity;
 
-use crate::flavour::{AnyFlavour, Flavour};
+use crate::flavour::AnyFlavour;
 use crate::future::{
     ClosedFuture, RecvFuture, ReserveFuture, ReserveManyFuture, ReserveOwnedFuture, SendFuture,
 };
@@ -56,10 +56,10 @@ unwind_safe! {
     ['a, F: AnyFlavour<Storage: Capacity>] Permit<'a, F>;
     ['a, F: AnyFlavour<Storage: Capacity>] Permits<'a, F>;
     [F: AnyFlavour<Senders = Many, Storage: Capacity>] OwnedPermit<F>;
-    ['a, F: Flavour<Item: UnwindSafe>] SendFuture<'a, F>;
-    ['a, F: Flavour] RecvFuture<'a, F>;
-    ['a, F: Flavour<Storage: Capacity>] ReserveFuture<'a, F>;
-    ['a, F: Flavour<Storage: Capacity>] ReserveManyFuture<'a, F>;
-    [F: Flavour<Senders = Many, Storage: Capacity>] ReserveOwnedFuture<F>;
-    ['a, F: Flavour] ClosedFuture<'a, F>;
+    ['a, F: AnyFlavour<Item: UnwindSafe>] SendFuture<'a, F>;
+    ['a, F: AnyFlavour] RecvFuture<'a, F>;
+    ['a, F: AnyFlavour<Storage: Capacity>] ReserveFuture<'a, F>;
+    ['a, F: AnyFlavour<Storage: Capacity>] ReserveManyFuture<'a, F>;
+    [F: AnyFlavour<Senders = Many, Storage: Capacity>] ReserveOwnedFuture<F>;
+    ['a, F: AnyFlavour] ClosedFuture<'a, F>;
 }

@@ -16,11 +16,11 @@ use std::mem::MaybeUninit;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use super::{Chan, RxNode, RxWait, TxNode};
+use super::{Chan, ClosingNode, RxNode, RxWait, TxNode};
 use crate::error::{RecvError, SendError};
 use crate::slot::is_large;
 use crate::storage::Storage;
-use crate::wait::{Park, QueueNode, WaitSet};
+use crate::wait::WaitSet;
 
 /// Sends one value, waiting for capacity.
 ///
@@ -226,24 +226,24 @@ impl<S: Storage> fmt::Debug for Recv<'_, S> {
 /// # Cancel safety
 ///
 /// Holds nothing; dropping it only leaves the wait list.
-pub struct Closed<'a, S: Storage<Wait = Park>> {
+pub struct Closed<'a, S: Storage> {
     chan: &'a Chan<S>,
-    node: QueueNode,
+    node: ClosingNode<S>,
     registered: bool,
 }
 
-impl<'a, S: Storage<Wait = Park>> Closed<'a, S> {
+impl<'a, S: Storage> Closed<'a, S> {
     /// A future that waits for `chan` to close.
     pub(crate) fn new(chan: &'a Chan<S>) -> Self {
         Self {
             chan,
-            node: QueueNode::default(),
+            node: ClosingNode::<S>::default(),
             registered: false,
         }
     }
 }
 
-impl<S: Storage<Wait = Park>> Future for Closed<'_, S> {
+impl<S: Storage> Future for Closed<'_, S> {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
@@ -257,7 +257,7 @@ impl<S: Storage<Wait = Park>> Future for Closed<'_, S> {
     }
 }
 
-impl<S: Storage<Wait = Park>> Drop for Closed<'_, S> {
+impl<S: Storage> Drop for Closed<'_, S> {
     fn drop(&mut self) {
         // SAFETY: dropped in place, so the node is still pinned; it was only
         // used with this channel.
@@ -268,7 +268,7 @@ impl<S: Storage<Wait = Park>> Drop for Closed<'_, S> {
     }
 }
 
-impl<S: Storage<Wait = Park>> fmt::Debug for Closed<'_, S> {
+impl<S: Storage> fmt::Debug for Closed<'_, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Closed")
             .field("waiting", &self.registered)

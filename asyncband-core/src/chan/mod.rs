@@ -52,6 +52,8 @@ pub(crate) type RxWait<S> = <<S as Storage>::Wait as Wait>::Waiters<<S as Storag
 pub(crate) type TxNode<S> = <TxWait<S> as WaitSet>::Node;
 /// The waiter node of a receiver of storage `S`.
 pub(crate) type RxNode<S> = <RxWait<S> as WaitSet>::Node;
+/// The waiter node of a future waiting for the close.
+pub(crate) type ClosingNode<S> = <<<S as Storage>::Wait as Wait>::Closing as WaitSet>::Node;
 
 /// Read-mostly words: written only when somebody starts or stops waiting.
 struct Waiters<S: Storage> {

@@ -6,11 +6,11 @@ use std::pin::{Pin, pin};
 use std::task::{Context, Poll};
 use std::time::Instant;
 
-use super::{Chan, Recv, RxNode, many};
+use super::{Chan, ClosingNode, Recv, RxNode, many};
 use crate::error::{RecvError, RecvTimeoutError, TryRecvError};
 use crate::slot::is_large;
 use crate::storage::{PopError, Storage};
-use crate::wait::{BUSY_POLL_SPINS, BUSY_TRY_SPINS, QueueNode, Wait, WaitSet, block_on, spin_hint};
+use crate::wait::{BUSY_POLL_SPINS, BUSY_TRY_SPINS, Wait, WaitSet, block_on, spin_hint};
 
 impl<S: Storage> Chan<S> {
     /// After a push: wakes one waiting receiver.
@@ -358,13 +358,10 @@ impl<S: Storage> Chan<S> {
     /// and is passed to [`Chan::cancel_closed`] before it goes away.
     pub(crate) unsafe fn poll_closed(
         &self,
-        node: Pin<&QueueNode>,
+        node: Pin<&ClosingNode<S>>,
         registered: &mut bool,
         cx: &mut Context<'_>,
-    ) -> Poll<()>
-    where
-        S::Wait: Wait<Closing = crate::wait::Queue>,
-    {
+    ) -> Poll<()> {
         if !self.is_closed() {
             // SAFETY: the caller's contract on `node`.
             unsafe { self.waiters.closed.register(node, cx.waker(), 1, |_| ()) };
@@ -384,10 +381,7 @@ impl<S: Storage> Chan<S> {
     /// # Safety
     ///
     /// `node` was only ever registered with this channel's close waiters.
-    pub(crate) unsafe fn cancel_closed(&self, node: Pin<&QueueNode>, registered: &mut bool)
-    where
-        S::Wait: Wait<Closing = crate::wait::Queue>,
-    {
+    pub(crate) unsafe fn cancel_closed(&self, node: Pin<&ClosingNode<S>>, registered: &mut bool) {
         if std::mem::take(registered) {
             // SAFETY: the caller's contract.
             drop(unsafe { self.waiters.closed.cancel(node, |_| ()) });

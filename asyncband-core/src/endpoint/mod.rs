@@ -51,7 +51,6 @@ use crate::error::{
     RecvError, RecvTimeoutError, SendError, SendTimeoutError, TryRecvError, TrySendError,
 };
 use crate::storage::{Storage, Turns, conjured, cursor_of};
-use crate::wait::Park;
 
 /// A new open channel over storage `S`: its one producer and its one
 /// consumer.
@@ -294,10 +293,7 @@ impl<S: Storage> Producer<S> {
     /// # Errors
     ///
     /// `Ready(Err)` when the channel is closed.
-    pub fn poll_reserve(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), SendError<()>>>
-    where
-        S: Storage<Wait = Park>,
-    {
+    pub fn poll_reserve(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), SendError<()>>> {
         self.hold.poll(&self.chan, cx)
     }
 
@@ -384,10 +380,7 @@ impl<S: Storage> Consumer<S> {
     ///
     /// `Ready(Err)` once the channel is closed and drained.
     #[inline]
-    pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Result<S::Item, RecvError>>
-    where
-        S: Storage<Wait = Park>,
-    {
+    pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Result<S::Item, RecvError>> {
         let Self { chan, cursor, wait } = self;
         let own = cursor.as_deref_mut().map(|cursor| &mut **cursor);
         // SAFETY: a single consumer keeps its cursor (field `cursor`).
@@ -669,7 +662,7 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
     }
 }
 
-impl<'a, S: Storage<Wait = Park>> ProducerRef<'a, S> {
+impl<'a, S: Storage> ProducerRef<'a, S> {
     /// A future that sends `value`, waiting for capacity.
     #[must_use = "futures do nothing unless polled"]
     #[inline]
@@ -803,7 +796,7 @@ impl<'a, S: Storage> ConsumerRef<'a, S> {
     }
 }
 
-impl<'a, S: Storage<Wait = Park>> ConsumerRef<'a, S> {
+impl<'a, S: Storage> ConsumerRef<'a, S> {
     /// A future that receives one value, waiting for one.
     #[must_use = "futures do nothing unless polled"]
     #[inline]
@@ -843,7 +836,7 @@ impl<S: Storage> fmt::Debug for ConsumerRef<'_, S> {
 /// futures::executor::block_on(endpoint::closed(tx.chan()));
 /// ```
 #[must_use = "futures do nothing unless polled"]
-pub fn closed<S: Storage<Wait = Park>>(chan: &Chan<S>) -> Closed<'_, S> {
+pub fn closed<S: Storage>(chan: &Chan<S>) -> Closed<'_, S> {
     Closed::new(chan)
 }
 
@@ -899,10 +892,7 @@ impl<S: Storage> Hold<S> {
     /// # Panics
     ///
     /// Never: a hold waits only on a channel with capacity to wait for.
-    fn poll(&mut self, chan: &Chan<S>, cx: &mut Context<'_>) -> Poll<Result<(), SendError<()>>>
-    where
-        S: Storage<Wait = Park>,
-    {
+    fn poll(&mut self, chan: &Chan<S>, cx: &mut Context<'_>) -> Poll<Result<(), SendError<()>>> {
         if self.held {
             return Poll::Ready(Ok(()));
         }

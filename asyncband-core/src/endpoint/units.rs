@@ -22,7 +22,6 @@ use crate::arity::Many;
 use crate::chan::{Chan, TxNode};
 use crate::error::SendError;
 use crate::storage::{Storage, Turns};
-use crate::wait::Park;
 
 mod sealed {
     pub trait Sealed {}
@@ -319,10 +318,7 @@ impl<S: Storage<Senders = Many>> Producer<S> {
 
     /// Waits in line for one unit, held by units that own this producer.
     #[must_use = "futures do nothing unless polled"]
-    pub fn reserve_owned(self) -> Reserve<Self>
-    where
-        S: Storage<Wait = Park>,
-    {
+    pub fn reserve_owned(self) -> Reserve<Self> {
         Reserve::new(self, 1)
     }
 }
@@ -377,7 +373,7 @@ impl<H: Holder> Reserve<H> {
     }
 }
 
-impl<H: Holder<Storage: Storage<Wait = Park>>> Future for Reserve<H> {
+impl<H: Holder> Future for Reserve<H> {
     type Output = Result<Units<H>, SendError<H>>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {

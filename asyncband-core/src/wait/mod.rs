@@ -131,6 +131,35 @@ pub enum Spin {}
 impl sealed::Sealed for Park {}
 impl sealed::Sealed for Spin {}
 
+/// The wait policies whose channels have async operations: [`Park`]. A
+/// future cannot busy-wait, and a spin channel keeps no waiters to wake
+/// one, so its async operations do not exist: calling one is a compile
+/// error that says so.
+///
+/// # Examples
+///
+/// ```
+/// use asyncband_core::wait::{Asynchronous, Park};
+///
+/// fn parks<W: Asynchronous>() {}
+/// parks::<Park>();
+/// ```
+///
+/// ```compile_fail
+/// use asyncband_core::wait::{Asynchronous, Spin};
+///
+/// fn parks<W: Asynchronous>() {}
+/// parks::<Spin>();
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "a `wait = spin` channel has no async operations",
+    label = "async operations, `Stream` and `Sink` need a channel that parks",
+    note = "make the channel with `wait = park` (the default) to `send`, `recv`, `reserve`, await `closed`, poll it, or use it as a `Stream` or `Sink`"
+)]
+pub trait Asynchronous: Wait {}
+
+impl Asynchronous for Park {}
+
 impl Wait for Park {
     const PARKS: bool = true;
     type Waiters<A: Arity> = A::WaitSet;
@@ -251,7 +280,8 @@ pub unsafe trait WaitSet: Default + Send + Sync + std::fmt::Debug + 'static {
     unsafe fn cancel(&self, node: Pin<&Self::Node>, on_change: impl FnOnce(bool)) -> Withdrawn;
 }
 
-/// The wait set of a spin channel: nobody ever waits.
+/// The wait set of a spin channel: nobody ever waits. A future that would
+/// wait is woken at once, so it polls again: it busy-polls.
 ///
 /// # Examples
 ///
@@ -274,8 +304,8 @@ unsafe impl WaitSet for NoWaiters {
     }
 
     unsafe fn register(&self, _: Pin<&()>, waker: &Waker, _: usize, _: impl FnOnce(bool)) -> usize {
-        // Unreachable through the endpoints; a waiter that got here anyway
-        // is made to poll again rather than sleep for good.
+        // Nobody would wake it: it polls again at once, so a future of a
+        // spin channel busy-polls (as `select!` over spin channels does).
         waker.wake_by_ref();
         0
     }
