@@ -1,42 +1,39 @@
 //! Closing a channel whose single producer publishes with plain stores.
 //!
-//! With many producers the close bit lives in the claim word, so every
-//! claim is ordered against it by the claim's own read-modify-write. A single
-//! producer claims nothing: it writes its slot and stores its index. Closing
-//! from the receiver side then races with a publish in flight, and a send
-//! that returned `Ok` must not be lost. The [`Boundary`] settles that race.
+//! With many producers the close bit lives in the claim word, so each claim's
+//! read-modify-write orders it against the close. A single producer claims
+//! nothing: it writes its slot and stores its index, so a close from the
+//! receiver side races with a publish in flight, and a send that returned
+//! `Ok` must not be lost. The [`Boundary`] settles that race.
 //!
 //! # Protocol
 //!
 //! `frozen` is `OPEN` until the first party *settles* it with a
-//! compare-exchange to the end position it has seen; the first one wins and
-//! everybody obeys it: values before `frozen` are received, values at or after
-//! it are not.
+//! compare-exchange to the end position it has seen; the first wins and
+//! everybody obeys it: values before `frozen` are received, the rest are not.
 //!
-//! - The closer stores `closed` (`SeqCst`), loads the published tail
-//!   (`SeqCst`) and settles at that tail. In between it waits on the
-//!   producer's fence as a receiver does (`wait/fence.rs`: a producer that
-//!   publishes with plain stores needs the closer's barrier for the
-//!   store-buffer argument below), unless it is the producer itself or
-//!   finds the boundary settled already ([`Boundary::close_single`]).
-//! - The producer, after publishing position `t` (a `SeqCst` store of `t + 1`),
-//!   loads `closed` (`SeqCst`). If set, it settles at `t + 1`; if the boundary
-//!   that wins is `<= t`, its value is outside, so it takes the value back
-//!   and reports the channel closed.
-//! - The consumer, when it refreshes its copy of the tail, loads the tail,
-//!   then `closed`. If `closed` is clear, the closer has yet to store it, so
-//!   the tail the closer will load, and any boundary, is at least the
-//!   consumer's. If it is set, the consumer loads the tail *again* and
-//!   settles with that; never with the first load, which a producer may have
-//!   overtaken by publishing, missing the flag and returning `Ok` (the loom
-//!   models `close_racing_with_send_*` find both wrong orders). The consumer
-//!   never reads past the boundary.
+//! - The closer stores `closed` (`SeqCst`), waits on the producer's fence as
+//!   a receiver does (a producer publishing with plain stores needs the
+//!   closer's barrier for the argument below: `wait/fence.rs`), then loads
+//!   the published tail (`SeqCst`) and settles at it. The producer itself,
+//!   or a closer finding the boundary settled, skips the fence
+//!   ([`Boundary::close_single`]).
+//! - The producer, after publishing position `t` (a `SeqCst` store of
+//!   `t + 1`), loads `closed` (`SeqCst`). If set, it settles at `t + 1`; if
+//!   the winning boundary is `<= t`, its value is outside, so it takes the
+//!   value back and reports the channel closed.
+//! - The consumer, refreshing its copy of the tail, loads the tail, then
+//!   `closed`. If clear, the closer has yet to store it, so the tail it will
+//!   load, and any boundary, is at least the consumer's. If set, the consumer
+//!   loads the tail *again* and settles with that, never the first load,
+//!   which a producer may have overtaken by publishing, missing the flag and
+//!   returning `Ok` (the loom models `close_racing_with_send_*` find both
+//!   wrong orders). The consumer never reads past the boundary.
 //!
-//! The closer's store/load and the producer's store/load are the two halves
-//! of the store-buffer pattern: in the single `SeqCst` order either the
-//! closer sees the published tail (the boundary includes the value) or the
-//! producer sees `closed` (and settles, keeping or taking back its value
-//! consistently with whatever boundary won).
+//! The closer's and the producer's store/load are the two halves of the
+//! store-buffer pattern: in the single `SeqCst` order either the closer sees
+//! the published tail (the boundary includes the value) or the producer sees
+//! `closed` and settles, keeping or taking back its value as the winner says.
 
 use crate::sync::{AtomicBool, AtomicU64, Ordering, SeqCst};
 use crate::wait::Fence;
@@ -76,18 +73,15 @@ impl Boundary {
     /// producer's `fence` as a receiver does, and settles at the tail
     /// `published` loads (`SeqCst`). True if this call closed it.
     ///
-    /// Two closers skip the barrier, a system call while the fence is
-    /// plain (`wait/fence.rs`), which would otherwise be paid once or
-    /// twice by every short-lived channel as its ends drop:
+    /// Two closers skip the barrier (a system call while the fence is plain,
+    /// else paid by every short-lived channel as its ends drop):
     ///
-    /// - the producer itself (`from_producer`): its own publishes came
-    ///   before this in program order, so its load of the tail sees them;
-    /// - a closer that finds the boundary settled already: the first
-    ///   settle wins, so this closer's would change nothing, and whoever
-    ///   reads the boundary with [`Boundary::frozen`] also sees the values
-    ///   inside it (every settle comes after its caller saw them published:
-    ///   a closer's or the consumer's load of the tail, or the producer's
-    ///   own writes).
+    /// - the producer itself (`from_producer`), whose own publishes precede
+    ///   this in program order, so its load of the tail sees them;
+    /// - a closer that finds the boundary settled: its settle would change
+    ///   nothing, and every settle came after its caller saw the values
+    ///   inside published (by a load of the tail, or as the producer), so
+    ///   whoever reads [`Boundary::frozen`] sees them too.
     pub(crate) fn close_single(
         &self,
         from_producer: bool,

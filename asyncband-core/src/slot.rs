@@ -8,14 +8,12 @@
 //! | `2q` | empty, writable for position `q` |
 //! | `2q + 1` | holds the value for position `q`, readable |
 //!
-//! Because the position is part of the stamp, a slot reused for a later
-//! lap (or a recycled block) needs no reset: a stale stamp never equals the
-//! one a reader expects. The stamp sits in the same cache line as the value,
-//! so producers and consumers poll the slot they are about to use rather than
-//! each other's index: one line moves per message. A single producer needs
-//! no stamp at all (its published index says everything), so its slots
-//! carry a zero-sized [`NoStamp`] and hold nothing but the value; a slot of a
-//! zero-sized payload then occupies no memory.
+//! Because the position is part of the stamp, a slot reused for a later lap
+//! (or a recycled block) needs no reset: a stale stamp never equals the one a
+//! reader expects. The stamp shares the value's cache line, so each side polls
+//! the slot it is about to use, not the other's index: one line moves per
+//! message. A single producer's published index says everything, so its slots
+//! carry a zero-sized [`NoStamp`] (and a zero-sized payload takes no memory).
 
 use std::mem::MaybeUninit;
 
@@ -29,8 +27,7 @@ pub trait Stamp: Send + Sync + 'static {
     fn load(&self, order: Ordering) -> u64;
     /// Stores the stamp.
     fn store(&self, value: u64, order: Ordering);
-    /// A `SeqCst` load for a store-buffer argument (see the private `sync`
-    /// module).
+    /// A `SeqCst` load for a store-buffer argument.
     fn load_seq_cst(&self) -> u64;
     /// A `SeqCst` store for a store-buffer argument.
     fn store_seq_cst(&self, value: u64);
@@ -66,7 +63,7 @@ impl Stamp for AtomicU64 {
 }
 
 /// No stamp: a single producer publishes through its index instead. The
-/// storages never read or write it; it exists so the slot type is uniform.
+/// storages never touch it; it keeps the slot type uniform.
 #[derive(Debug)]
 pub struct NoStamp;
 
@@ -92,11 +89,10 @@ impl Stamp for NoStamp {
     fn store_seq_cst(&self, _: u64) {}
 }
 
-/// Whether `T` counts as large: over 128 bytes. A receive moves a large
-/// value straight from its slot into its result (`chan::Popped`), which
-/// saves a copy, and many producers publish a large value with a `SeqCst`
-/// stamp ([`Slot::publish`]), which costs a locked store next to the copy,
-/// so that a receiver may sleep on it.
+/// Whether `T` is over 128 bytes: a receive then moves it straight from its
+/// slot into its result (`chan::Popped`), saving a copy, and many producers
+/// publish it with a `SeqCst` stamp ([`Slot::publish`]), a locked store that
+/// is small next to the copy, so that a receiver may sleep on it.
 #[inline]
 pub(crate) const fn is_large<T>() -> bool {
     size_of::<T>() > 128
@@ -134,9 +130,8 @@ impl<T, S: Stamp> Slot<T, S> {
         }
     }
 
-    /// Makes the memory at `slot` an empty slot stamped `stamp`, writing
-    /// only the stamp: no `T`-sized temporary is built on the stack, which
-    /// a large payload would overflow in a debug build.
+    /// Makes the memory at `slot` an empty slot stamped `stamp`, writing only
+    /// the stamp, so no `T`-sized temporary overflows a debug build's stack.
     ///
     /// # Safety
     ///
@@ -168,9 +163,8 @@ impl<T, S: Stamp> Slot<T, S> {
         self.value.with_mut(|cell| unsafe { (*cell).write(value) });
     }
 
-    /// Moves the value out of `*value` in, leaving `None`. Taken here, next
-    /// to the write, so that the compiler copies a large value once,
-    /// straight from the option's payload into the slot.
+    /// Moves the value out of `*value` in, leaving `None`; taken next to the
+    /// write, so a large value is copied once, straight into the slot.
     ///
     /// # Safety
     ///
@@ -195,18 +189,16 @@ impl<T, S: Stamp> Slot<T, S> {
             .with(|cell| unsafe { (*cell).assume_init_read() })
     }
 
-    /// Publishes the value just written for a position: stores `stamp`
-    /// (its `readable` stamp).
-    ///
-    /// A large value's stamp is stored `SeqCst`. With the receivers' waiting
-    /// flag it forms the store-buffer pair behind
+    /// Publishes the value just written for a position: stores `stamp` (its
+    /// `readable` stamp). A large value's stamp is stored `SeqCst`, the
+    /// producer's half of the store-buffer pair behind
     /// [`Storage::NOTIFIES_BUSY`](crate::storage::Storage::NOTIFIES_BUSY):
-    /// the producer stores the stamp, then loads the flag (`SeqCst`, in
+    /// it stores the stamp, then loads the receivers' flag (`SeqCst`, in
     /// `Chan::notify_receivers`); a receiver stores the flag (`SeqCst`, when
-    /// it registers), then loads the stamp with [`Slot::published`]. One of
-    /// the two sees the other, so a receiver that sleeps on a value still
-    /// being written is woken. Small values keep the plain release store:
-    /// there the locked store would cost more than the receiver's spin.
+    /// it registers), then loads the stamp ([`Slot::published`]). One sees
+    /// the other, so a receiver asleep on a value being written is woken.
+    /// Small values keep a release store: there a locked store would cost
+    /// more than the receiver's spin.
     #[inline]
     pub(crate) fn publish(&self, stamp: u64) {
         if is_large::<T>() {

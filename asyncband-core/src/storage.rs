@@ -65,7 +65,7 @@ pub enum PopError {
 /// the same with a [`Storage::ProducerCursor`]. What others read stays in
 /// the storage. With many producers or many consumers that side's cursor is
 /// zero-sized and holds nothing, so each of them may conjure one as it acts
-/// ([`conjured`]).
+/// (`conjured`).
 pub unsafe trait Storage: Sized + std::fmt::Debug {
     /// The values stored.
     type Item;

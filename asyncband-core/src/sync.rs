@@ -75,29 +75,24 @@ impl<T> UnsafeCell<T> {
 /// (see [`crate::wait`]), and the other stores to the same words.
 ///
 /// Natively they are plain accesses (a `SeqCst` load is a plain `mov` on
-/// x86). loom models `SeqCst` loads and stores as acquire/release only, which
-/// admits executions the C++ memory model forbids, so under `asyncband_loom`
-/// the `SeqCst` ones become read-modify-writes, which read the newest value
-/// and chain through release sequences: at least as strong as `SeqCst` for
-/// these patterns, and what loom can check. loom keeps modification order as
-/// a partial order, in which a read-modify-write can lose a concurrent plain
-/// store, so every other store to such a word ([`SeqCst::store_at`]) is a
-/// swap under loom too.
+/// x86). loom models `SeqCst` loads and stores as acquire/release only,
+/// admitting executions C++ forbids, so under `asyncband_loom` the `SeqCst`
+/// ones are read-modify-writes: they read the newest value and chain through
+/// release sequences, at least as strong here and checkable by loom. As a
+/// read-modify-write can lose a concurrent plain store in loom's partial
+/// modification order, every other store to such a word
+/// ([`SeqCst::store_at`]) is a swap under loom too.
 ///
-/// Miri's weak-memory emulation (nightly of 2026-05, before the fix for
-/// rust-lang/miri#5104) lets a `SeqCst` load return a release store that a
-/// `SeqCst` store has since overwritten, an outcome C++20 forbids and x86
-/// cannot produce: the store-buffer litmus in `TESTING.md` fails under it.
-/// Our protocols have exactly that shape (a producer's release store of a
-/// stamp, overwritten by the consumer's `SeqCst` store that frees the slot),
-/// so under Miri the `SeqCst` loads are read-modify-writes as under loom.
-/// Every other access keeps its ordering and its weak behaviours.
+/// Miri's weak-memory emulation (before rust-lang/miri#5104) lets a `SeqCst`
+/// load return a release store since overwritten by a `SeqCst` store, which
+/// C++20 forbids (the store-buffer litmus in `TESTING.md` fails). Our
+/// protocols have that shape (a producer's release store of a stamp,
+/// overwritten by the consumer's `SeqCst` store freeing the slot), so under
+/// Miri the `SeqCst` loads are read-modify-writes as under loom. Every other
+/// access keeps its ordering and its weak behaviours.
 pub(crate) trait SeqCst {
-    /// The value type.
     type Value;
-    /// A `SeqCst` load.
     fn load_sc(&self) -> Self::Value;
-    /// A `SeqCst` store.
     fn store_sc(&self, value: Self::Value);
     /// A store with `order` to a word that is also read with `load_sc`.
     fn store_at(&self, value: Self::Value, order: Ordering);

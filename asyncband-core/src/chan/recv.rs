@@ -96,12 +96,6 @@ impl<S: Storage> Chan<S> {
     /// receive waits the write out rather than report the channel empty
     /// with a completed value behind it.
     ///
-    /// # Errors
-    ///
-    /// [`TryRecvError::Empty`] when no value is ready and no write is in
-    /// flight, [`TryRecvError::Disconnected`] when the channel is closed and
-    /// drained.
-    ///
     /// # Safety
     ///
     /// The consumer contract for `cursor`.
@@ -390,12 +384,6 @@ impl<S: Storage> Chan<S> {
 
     /// Receives a value, waiting while the channel is empty, until
     /// `deadline` if there is one.
-    ///
-    /// # Errors
-    ///
-    /// [`RecvTimeoutError::Timeout`] when `deadline` passes first, and
-    /// [`RecvTimeoutError::Disconnected`] when the channel is closed and
-    /// drained.
     ///
     /// # Safety
     ///

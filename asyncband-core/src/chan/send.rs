@@ -18,12 +18,6 @@ use crate::wait::{Backoff, Wait, WaitSet, block_on};
 impl<S: Storage> Chan<S> {
     /// Sends `value` if there is capacity now.
     ///
-    /// # Errors
-    ///
-    /// Hands `value` back in [`TrySendError::Full`] when no capacity is free
-    /// or senders are queued ahead, and in [`TrySendError::Disconnected`]
-    /// when the channel is closed.
-    ///
     /// # Safety
     ///
     /// The producer contract (module docs) for `cursor`.
@@ -51,10 +45,6 @@ impl<S: Storage> Chan<S> {
 
     /// As [`Chan::try_send`], with the value in `*value`, taken out only by
     /// a send that succeeds (see [`Storage::try_push_from`]).
-    ///
-    /// # Errors
-    ///
-    /// As [`Chan::try_send`]; the value is then still in `*value`.
     ///
     /// # Safety
     ///
@@ -100,10 +90,6 @@ impl<S: Storage> Chan<S> {
     /// Pushes through a held unit, which is used up either way; does not
     /// notify (see [`Chan::pushed_unit`]).
     ///
-    /// # Errors
-    ///
-    /// Hands `value` back in a [`SendError`] when the channel is closed.
-    ///
     /// # Safety
     ///
     /// The caller holds a unit and gives it up here; the producer contract
@@ -131,13 +117,6 @@ impl<S: Storage> Chan<S> {
     /// Reserves `n` units of capacity now. Zero units reserve nothing; more
     /// than the capacity can never be held at once, so that is refused as
     /// full.
-    ///
-    /// # Errors
-    ///
-    /// [`TrySendError::Full`] when fewer than `n` units are free, senders
-    /// are queued ahead, or `n` exceeds the capacity, and
-    /// [`TrySendError::Disconnected`] when the channel is closed, whatever
-    /// `n`.
     ///
     /// # Safety
     ///
@@ -426,12 +405,6 @@ impl<S: Storage> Chan<S> {
     /// Sends `value`, waiting while the channel is full, until `deadline` if
     /// there is one.
     ///
-    /// # Errors
-    ///
-    /// Hands `value` back in [`SendTimeoutError::Timeout`] when `deadline`
-    /// passes first, and in [`SendTimeoutError::Disconnected`] when the
-    /// channel is closed.
-    ///
     /// # Safety
     ///
     /// The producer contract for `cursor`.
@@ -541,11 +514,6 @@ impl<S: Storage> Chan<S> {
 
     /// Reserves `n` units (`1 <= n <= CAP`), waiting while the channel is
     /// full, until `deadline` if there is one.
-    ///
-    /// # Errors
-    ///
-    /// [`SendTimeoutError::Timeout`] when `deadline` passes first, and
-    /// [`SendTimeoutError::Disconnected`] when the channel is closed.
     ///
     /// # Safety
     ///

@@ -1,7 +1,6 @@
-//! What every list shares, whoever its producers and consumers are: the
-//! blocks, the pool of spare blocks, the index arithmetic, and the two
-//! traits of a list's ends, the producers' [`Tail`] and the consumers'
-//! [`Head`], through which the list implements [`Storage`].
+//! What every list shares: the blocks, the pool of spare blocks, the index
+//! arithmetic, and the traits of its two ends, the producers' [`Tail`] and
+//! the consumers' [`Head`], through which the list implements [`Storage`].
 
 use std::ptr;
 
@@ -16,8 +15,7 @@ use crate::sync::{AtomicPtr, Ordering};
 /// in its lap (`BLOCK + 1` values, the last a sentinel) is a mask.
 #[cfg(not(any(asyncband_loom, asyncband_small)))]
 pub const BLOCK: usize = 31;
-/// Slots per block (shrunk so block transitions happen constantly in models
-/// and stress runs).
+/// Slots per block, shrunk so that models and stress runs cross blocks often.
 #[cfg(any(asyncband_loom, asyncband_small))]
 pub const BLOCK: usize = 2;
 
@@ -117,6 +115,7 @@ impl<T, S: Stamp> Pool<T, S> {
     /// and nobody will dereference it again.
     pub(super) unsafe fn put(&self, block: *mut Block<T, S>) {
         // SAFETY: the caller owns the block.
+        // ORDERING: Relaxed; the Release below publishes it.
         unsafe { (*block).next.store(ptr::null_mut(), Ordering::Relaxed) };
         for cell in &self.cells {
             // ORDERING: Release publishes the reset to the next `take`.
@@ -232,8 +231,7 @@ pub trait Tail<T>: Sized {
 }
 
 /// The consumers' end of a list fed by the producers' end `Tx`: one type per
-/// consumer arity (`OneHead`, `ManyHead`), holding only the state that arity
-/// uses.
+/// consumer arity (`OneHead`, `ManyHead`), holding only what that arity uses.
 pub trait Head<T, Tx: Tail<T>>: Sized {
     /// The consumer arity.
     type Receivers: Arity;

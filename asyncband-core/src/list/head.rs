@@ -1,9 +1,7 @@
 //! The consumers' end of a list, one type per consumer arity: [`OneHead`]
-//! publishes the index that its consumer's cursor ([`OneHeadCursor`]) owns,
-//! and the consumer checks each value before it takes it; [`ManyHead`] is a
-//! claim word that consumers take turns on. How a single consumer sees a
-//! value published depends on the producers' end it reads: [`Watch`] says
-//! it once for each.
+//! publishes the index its consumer's cursor ([`OneHeadCursor`]) owns;
+//! [`ManyHead`] is a claim word consumers take turns on. [`Watch`] says, per
+//! producers' end, how a single consumer sees a value published.
 
 use crate::arity::{Many, One};
 use crate::slot::{NoStamp, Slot, Stamp, Stamped, readable};
@@ -60,12 +58,8 @@ impl TailCache {
         }
         // ORDERING: SeqCst: acquires the producer's writes, and is the
         // waiting consumer's re-check paired with its SeqCst publish.
-        // The tail, then the close flag. No flag: the closer has not stored
-        // it yet, so the tail it will load is at least ours, and so is any
-        // boundary. A flag: the tail is loaded again, after it, and includes
-        // every publish whose producer missed the flag, so it is safe to
-        // settle with (`Boundary`); the first one is not (its producer may
-        // since have published, missed the flag and returned `Ok`).
+        // The tail, then the close flag; with the flag up, settle only with
+        // a second load of the tail, made after it (`Boundary` module docs).
         let mut end = tail.index.load_sc();
         if tail.boundary.is_closed() {
             end = tail.index.load_sc();
@@ -147,11 +141,8 @@ impl<T> Watch<T> for ManyTail<T> {
     }
 }
 
-/// A single consumer's end: the index and block its consumer's cursor
-/// ([`OneHeadCursor`]) gives the right to move, published for queries and
-/// for the drain. The consumer checks the value at its index before it takes
-/// it (with no read-modify-write), and recycles each block when it leaves
-/// it.
+/// A single consumer's end: the index and block its cursor ([`OneHeadCursor`])
+/// gives the right to move, published for queries and for the drain.
 pub struct OneHead<T, Tx: Watch<T>> {
     /// The index of the next value; written only by the consumer, read by
     /// queries.
@@ -162,10 +153,9 @@ pub struct OneHead<T, Tx: Watch<T>> {
 }
 
 /// The cursor of a list's single consumer ([`Storage::Cursor`]): its block
-/// and what it keeps of the producers' end (a copy of the producer's index
-/// when the producer is single, nothing otherwise). Its index is the head's
-/// word, which only the holder of the cursor writes: one store per pop, as
-/// queries need it published anyway.
+/// and what it keeps of the producers' end (a copy of a single producer's
+/// index, else nothing). Its index is the head's word, which only the
+/// cursor's holder writes.
 ///
 /// [`Storage::Cursor`]: crate::storage::Storage::Cursor
 pub struct OneHeadCursor<T, Tx: Watch<T>> {
@@ -318,11 +308,8 @@ impl<T, Tx: Watch<T>> std::fmt::Debug for OneHead<T, Tx> {
     }
 }
 
-/// The end that many consumers share: each claims an index that a producer
-/// has claimed with one compare-exchange on the claim word, then waits for
-/// its value if the producer is still writing it. The consumer that takes a
-/// block's last slot moves the head on and recycles the block once every
-/// slot of it has been read.
+/// The end that many consumers share: each claims, with one compare-exchange
+/// on the claim word, an index a producer has claimed (module docs of `list`).
 pub struct ManyHead<T> {
     /// The claim word: the next index to claim (on a sentinel while the
     /// consumer that took a block's last slot moves the head to the next

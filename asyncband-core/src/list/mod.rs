@@ -5,59 +5,52 @@
 //! Both ends walk an *index* that counts `LAP = BLOCK + 1` values per block:
 //! offsets `0..BLOCK` name the block's slots, and offset `BLOCK` is a
 //! sentinel meaning "this block is used up and the end is moving to the
-//! next one". Slot states are tagged with the index (see the private `slot`
-//! module), so a recycled block needs no reset.
+//! next one". Slot states are tagged with the index (private `slot` module),
+//! so a recycled block needs no reset.
 //!
 //! # Producers
 //!
 //! Many producers share a claim word (`index << 1 | CLOSED`) and claim with
-//! one compare-exchange; one that loses it to another producer waits a few
-//! spin hints before it tries again, so that contending producers do not
-//! take the word's line from the winner on every attempt. While the word
-//! sits on a sentinel they wait (a few
-//! instructions: the producer that took the last slot stores the next block
-//! and moves the word on). Because the tail block only changes while the
-//! word is on a sentinel, a producer whose compare-exchange succeeds knows
-//! the block pointer it loaded after the word is the right one; no producer
-//! dereferences a block before its claim succeeds, so retired blocks can be
-//! freed safely. The next block is taken from the pool (or allocated)
-//! *before* the last slot is claimed, so the sentinel lasts only a couple of
-//! stores. A single producer owns its index and publishes it with a `SeqCst`
-//! store, like the ring, and closes through a `Boundary` (private `boundary`
-//! module).
+//! one compare-exchange; a loser waits a few spin hints before retrying, so
+//! as not to take the word's line from the winner each time. While the word
+//! sits on a sentinel they wait for the producer that took the last slot to
+//! store the next block (drawn from the pool, or allocated, *before* that
+//! claim, so this takes a couple of stores) and move the word on. As the
+//! tail block changes only while the word is on a sentinel, a producer whose
+//! compare-exchange succeeds knows the block pointer it loaded after the
+//! word is the right one; no producer dereferences a block before its claim
+//! succeeds, so retired blocks can be freed. A single producer owns its
+//! index, publishes it through its fence (`SeqCst`, or a release store while
+//! nobody waits), and closes through a `Boundary` (private `boundary` module).
 //!
 //! # Consumers
 //!
 //! A single consumer checks the slot state before taking it, with no
 //! read-modify-write, and recycles each block when it leaves it. Many
-//! consumers first compare the claim word with the producers' index (no
-//! block is touched before a claim), claim with one compare-exchange, then
-//! wait for the value if its producer is still writing it; the consumer that
-//! takes the last slot of a block moves the head on and recycles the block
-//! once every slot of it has been read. A consumer never claims a position
-//! that no producer has claimed.
+//! consumers compare the claim word with the producers' index (touching no
+//! block before a claim), claim with one compare-exchange, then wait for the
+//! value if its producer is still writing it; the one that takes a block's
+//! last slot moves the head on and recycles the block once every slot of it
+//! has been read. No consumer claims a position no producer has claimed.
 //!
 //! # Memory
 //!
 //! Left blocks go to a pool of [`POOL`] spares that producers draw from, so
-//! steady traffic does not allocate; blocks beyond that are freed, so memory
-//! after a burst returns to a handful of blocks.
+//! steady traffic does not allocate; the rest are freed, so memory after a
+//! burst returns to a handful of blocks.
 //!
 //! # Files
 //!
-//! The cursors are types, one per arity of each end; [`ListTopology`]
-//! picks a producers' end and a consumers' end for each supported pair of
-//! arities, and [`List`], in this file, holds the blocks between the two
-//! and implements [`Storage`] by handing each method to its end.
+//! The cursors are types, one per arity of each end; [`ListTopology`] picks
+//! the two ends for each supported pair of arities, and [`List`], here,
+//! holds the blocks between them and implements [`Storage`] through them.
 //!
-//! - `buffer.rs`: what every list shares: the blocks, the pool, the index
-//!   arithmetic, and the traits of the two ends.
-//! - `tail.rs`: the producers' end: [`OneTail`] (its own index, its fence
-//!   and a `Boundary` for closing) and [`ManyTail`] (the claim word with
-//!   the close bit).
-//! - `head.rs`: the consumers' end: [`OneHead`] (its own index and, with a
-//!   single producer, its copy of the producer's) and [`ManyHead`] (the
-//!   consumers' claim word).
+//! - `buffer.rs`: the blocks, the pool, the index arithmetic, and the
+//!   traits of the two ends.
+//! - `tail.rs`: [`OneTail`] (its own index, its fence and a `Boundary`) and
+//!   [`ManyTail`] (the claim word with the close bit).
+//! - `head.rs`: [`OneHead`] (its own index and, with a single producer, its
+//!   copy of the producer's) and [`ManyHead`] (the consumers' claim word).
 
 use crossbeam_utils::CachePadded;
 
@@ -139,14 +132,10 @@ where
     pool: Pool<T, StampOf<T, P, C, W>>,
 }
 
-/// The producers' end of a list.
 type TailOf<T, P, C, W> = <(P, C) as ListTopology>::Tail<T, W>;
-/// The slot stamp of that end.
 type StampOf<T, P, C, W> = <TailOf<T, P, C, W> as Tail<T>>::Stamp;
-/// The consumer's cursor of a list.
 type CursorOf<T, P, C, W> =
     <<(P, C) as ListTopology>::Head<T, W> as Head<T, TailOf<T, P, C, W>>>::Cursor;
-/// The producer's cursor of a list.
 type ProducerCursorOf<T, P, C, W> = <TailOf<T, P, C, W> as Tail<T>>::Cursor;
 
 // SAFETY: values move between threads through the list, so `T: Send` is

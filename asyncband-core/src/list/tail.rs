@@ -1,8 +1,7 @@
 //! The producers' end of a list, one type per producer arity: [`OneTail`]
-//! is the index a single producer publishes, and closes through a
-//! [`Boundary`] (the producer's block is in its cursor, [`OneTailCursor`]);
-//! [`ManyTail`] is a claim word that producers take turns on, with the
-//! close bit in it.
+//! is the index a single producer publishes, closing through a [`Boundary`]
+//! (its block is in its cursor, [`OneTailCursor`]); [`ManyTail`] is a claim
+//! word producers take turns on, with the close bit in it.
 
 use std::ptr;
 use std::sync::atomic::compiler_fence;
@@ -25,8 +24,7 @@ pub(super) const CLOSED: u64 = 1;
 /// its `Fence` is plain); it writes its slots with plain stores.
 pub struct OneTail<T, W: Wait> {
     /// The index of the next value; every index before it is published.
-    /// Written only by the single producer (and by `settle_push`, which is
-    /// that producer), read by the consumer and by queries.
+    /// Written only by the single producer, read by the consumer and queries.
     pub(super) index: AtomicU64,
     /// The block the producer last moved to, for a new cursor; the
     /// producer's cursor keeps its own copy.
@@ -60,8 +58,8 @@ impl<T> std::fmt::Debug for OneTailCursor<T> {
 }
 
 impl<T, W: Wait> OneTail<T, W> {
-    /// Claims and writes without atomics on the index, then publishes with
-    /// a `SeqCst` store.
+    /// Claims and writes without atomics on the index, then publishes it as
+    /// [`OneTail`] says.
     ///
     /// # Safety
     ///
@@ -146,6 +144,7 @@ impl<T, W: Wait> OneTail<T, W> {
     unsafe fn link_next_block(&self, cursor: &mut OneTailCursor<T>, pool: &Pool<T, NoStamp>) {
         let fresh = pool.take();
         // SAFETY: the tail block lives until its last slot is read.
+        // ORDERING: Release pairs with the consumer's Acquire in `advance_one`.
         unsafe { (*cursor.block).next.store(fresh, Ordering::Release) };
         cursor.block = fresh;
         // ORDERING: Relaxed; read only for a new cursor, made by the
@@ -248,13 +247,10 @@ pub struct ManyTail<T> {
 impl<T> ManyTail<T> {
     /// After a claim lost its compare-exchange to another producer's: waits
     /// 2, 4, … up to 64 spin hints (doubling with `losses`, this claim's
-    /// losses so far) before the next attempt. Producers that retry at once
-    /// take the claim word's line from each other on every attempt; spaced
-    /// out, the winner finishes its claim while the line is still its own
-    /// (`benches/NOTES.md` has the measurement; the ring's claims gained
-    /// nothing from it, so they retry at once). Nothing under loom, where a plain retry is enough and every hint
-    /// would be a scheduling point. Cold and out of line: an uncontended
-    /// claim pays nothing for it.
+    /// losses so far), so the winner finishes its claim while the word's line
+    /// is still its own (`benches/NOTES.md`). Nothing under loom, where every
+    /// hint would be a scheduling point. Cold: an uncontended claim pays
+    /// nothing for it.
     #[cold]
     #[inline(never)]
     fn after_lost_claim(losses: &mut u32) {
@@ -310,6 +306,8 @@ impl<T> ManyTail<T> {
                         // SAFETY: the claim succeeded, so `block` is the
                         // current tail block (module docs) and stays alive
                         // until this slot is read.
+                        // ORDERING: Release pairs with the consumers'
+                        // Acquire link loads (`advance_one`, `leave_block`).
                         unsafe { (*block).next.store(spare, Ordering::Release) };
                         // ORDERING: Release pairs with the Acquire loads of
                         // the block in `claim`.

@@ -184,7 +184,7 @@ impl<T, const CAP: usize, K: Cursors> Drop for Buffer<T, CAP, K> {
     }
 }
 
-/// A consumer's hold on the value at `pos` (see [`Storage::front`]): found
+/// A consumer's hold on the value at `pos` (see `Storage::front`): found
 /// readable and, with many consumers, claimed; freed by `release_front`.
 pub struct RingFront<T, S> {
     pos: u64,

@@ -1,36 +1,31 @@
-//! Every way a thread waits: spin hints, short spin-then-yield loops, the
-//! spin latch, the backoff schedule of a blocking operation, and parking.
-//! The constants that size them live here too, so one file says how long
-//! anything spins.
+//! Every way a thread waits, and the constants that say how long: spin
+//! hints, spin-then-yield pauses, the spin latch, the backoff schedule of a
+//! blocking operation, and parking.
 //!
 //! # Blocking operations
 //!
-//! A blocking operation of a [`Park`](super::Park) channel tries, backs off
-//! ([`Backoff`]), and then drives the channel's own cancel-safe future with
-//! a waker that unparks the thread ([`block_on`]), so threads and tasks
-//! share one wait protocol; a timeout is the future's drop. A
-//! [`Spin`](super::Spin) channel's blocking operation only spins
-//! ([`Backoff::endless`]), with no system call.
+//! A [`Park`](super::Park) channel's blocking operation tries, backs off
+//! ([`Backoff`]), then drives the channel's cancel-safe future with a waker
+//! that unparks the thread ([`block_on`]): threads and tasks share one wait
+//! protocol, and a timeout is the future's drop. A [`Spin`](super::Spin)
+//! channel's only spins ([`Backoff::endless`]), with no system call.
 //!
-//! Before parking, [`Backoff`] spins a few microseconds: most waits on a
-//! busy channel end within that window and never pay for a park/unpark
-//! pair. When every core already has a spinner the newcomer skips the spin,
-//! since spinning only helps while the thread waited for runs elsewhere.
-//! Then it yields a few times ([`YIELDS`]), which on an oversubscribed
-//! machine hands the core to the thread waited for without a wake-up on its
-//! critical path.
+//! [`Backoff`] first spins a few microseconds, within which most waits on a
+//! busy channel end without a park/unpark pair; it skips the spin when every
+//! core already has a spinner. Then it yields [`YIELDS`] times, which on an
+//! oversubscribed machine hands the core to the thread waited for without a
+//! wake-up.
 //!
 //! A blocking receive yields only on an oversubscribed machine (more
-//! runnable threads than cores, by `/proc/loadavg`; `ASYNCBAND_OVERSUBSCRIBED`
-//! can decide instead): with a core per thread a yield hands the receiver's
-//! core to the busy producer for a slice while its values wait. It spins
-//! longer (up to twice its last wait, at most [`LONG_SPIN_NANOS`]) after
-//! short waits, and on an oversubscribed machine it parks at once while
-//! values come one by one ([`ReceiveWaits`]).
+//! runnable threads than cores, by `/proc/loadavg`, or as
+//! `ASYNCBAND_OVERSUBSCRIBED` says); otherwise a yield gives its core to a
+//! busy producer for a slice. After short waits it spins longer (twice its
+//! last wait, at most [`LONG_SPIN_NANOS`]); oversubscribed, it parks at once
+//! while values come one by one ([`ReceiveWaits`]).
 //!
-//! Senders of a channel with many receivers skip the yields, which would
-//! hand the core to another sender; senders sharing one receiver skip the
-//! spin, which would hold a core the receiver may need.
+//! Senders skip the yields when there are many receivers (a yield would hand
+//! the core to another sender), and the spin when they share one receiver
+//! (it would hold a core the receiver may need).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -54,16 +49,14 @@ pub(crate) fn spin_hint() {
     loom::thread::yield_now();
 }
 
-/// Spins before a thread waiting out another's few-instruction step (a
-/// block hand-over, a write in flight) starts yielding.
+/// Spins of a [`pause`] before it yields.
 const PAUSE_SPINS: u32 = if cfg!(asyncband_loom) { 1 } else { 64 };
 
-/// How often `try_recv` re-checks a value that a producer is still writing
-/// before it yields.
+/// How often `try_recv` re-checks a value still being written before it yields.
 pub(crate) const BUSY_TRY_SPINS: u32 = if cfg!(asyncband_loom) { 1 } else { 128 };
 
-/// Spins on a receive future whose next value is still being written
-/// before it yields the thread, then the task.
+/// A receive future's spins on a value still being written before it yields
+/// the thread, then the task.
 pub(crate) const BUSY_POLL_SPINS: u32 = if cfg!(asyncband_loom) { 2 } else { 64 };
 
 /// Waits out another thread's few-instruction step: spins, then yields in
@@ -78,10 +71,9 @@ pub(crate) fn pause(spins: &mut u32) {
     }
 }
 
-/// A spin latch, for pushes through the held capacity of a single
-/// producer, which may run on several threads and take turns at its
-/// cursor. Held only around a push of a few instructions, never around
-/// user code.
+/// A spin latch for pushes through a single producer's held capacity, at
+/// whose cursor several threads may take turns. Held only around a push of a
+/// few instructions, never around user code.
 #[derive(Debug)]
 pub(crate) struct Latch(AtomicBool);
 
@@ -117,32 +109,27 @@ impl Drop for Held<'_> {
     }
 }
 
-/// Checks in a spin phase; each is preceded by [`HINTS`] spin hints. The
-/// phase lasts a little longer than a park/unpark round trip, and far
-/// longer than a thread on another core takes to answer a spinning one.
+/// Checks in a spin phase, each after [`HINTS`] spin hints: a little longer
+/// than a park/unpark round trip.
 const CHECKS: u32 = 128;
 /// Spin hints between two checks: short, so a value is noticed soon after it
 /// lands, and the check's own load keeps the line shared, not hammered.
 const HINTS: u32 = 2;
-/// Checks before a phase joins the shared spinner count: most waits on a
-/// busy channel end within them, and they should cost nothing but the
-/// spinning.
+/// Checks before a phase joins the shared spinner count, so that the
+/// common short wait costs nothing but the spinning.
 const FREE_CHECKS: u32 = 16;
-/// `sched_yield` calls after the spin phase (or instead of it, when every
-/// core already has a spinner), each followed by a check, before parking.
-/// A few: many more and waiting receivers yield away the producers' time.
+/// `sched_yield` calls, each followed by a check, after (or instead of) the
+/// spin phase and before parking; many more would yield away producers' time.
 pub const YIELDS: u32 = 10;
 
 /// The yields of a schedule that never ends ([`Backoff::endless`]).
 const ENDLESS: u32 = u32::MAX;
 
-/// The longest a blocking receive spins past its spin phase, and the
-/// longest recent wait that makes it do so ([`ReceiveWaits::spin_nanos`]):
-/// a few park/unpark round trips.
+/// The longest a blocking receive spins past its spin phase, and the longest
+/// last wait that lets it ([`ReceiveWaits::spin_nanos`]): a few park/unparks.
 pub(crate) const LONG_SPIN_NANOS: u64 = 50_000;
 
-/// Threads currently in a spin phase, across all channels. Not a protocol
-/// word: it only steers how long a thread spins.
+/// Threads in a spin phase, across all channels; not a protocol word.
 static SPINNING: StdAtomicUsize = StdAtomicUsize::new(0);
 
 fn cores() -> usize {
@@ -156,17 +143,12 @@ const LOOK_NANOS: u64 = 5_000_000;
 /// seen (the low bit). Not a protocol word: it only steers waiting.
 static LOOKED: StdAtomicU64 = StdAtomicU64::new(0);
 
-/// Whether the machine has more runnable threads than this process may use
-/// cores. Looked up at most every [`LOOK_NANOS`] (the kernel's count of
-/// runnable threads, the fourth field of `/proc/loadavg`); false where that
-/// is not available.
-///
-/// The count is the whole machine's, the cores the process's own, so a
-/// process limited to some CPUs of a busy host (a container, an affinity
-/// mask) can be judged oversubscribed while its threads each have a core;
-/// its receives then park where they could have spun, which costs a
-/// wake-up, never a lost value. [`OVERSUBSCRIBED_ENV`] lets the user decide
-/// instead.
+/// Whether the machine has more runnable threads (the fourth field of
+/// `/proc/loadavg`, read at most every [`LOOK_NANOS`]) than this process may
+/// use cores; false where that is unavailable, and [`OVERSUBSCRIBED_ENV`]
+/// overrides it. The count is the machine's, so a process pinned to a few
+/// CPUs of a busy host may be judged oversubscribed: its receives then park
+/// where they could have spun, which costs a wake-up, never a value.
 fn oversubscribed() -> bool {
     if let Some(fixed) = oversubscribed_by_env() {
         return fixed;
@@ -185,16 +167,13 @@ fn oversubscribed() -> bool {
     busy
 }
 
-/// The environment variable that decides [`oversubscribed`] for the whole
-/// process instead of the run queue: `never` (a core for every runnable
-/// thread) or `always`, in any ASCII case; any other value, or none, leaves
-/// the look. Read once, at the first blocking receive that waits.
+/// Decides [`oversubscribed`] for the process instead of the run queue when
+/// `never` or `always` (any ASCII case). Read once, at the first blocking
+/// receive that waits.
 const OVERSUBSCRIBED_ENV: &str = "ASYNCBAND_OVERSUBSCRIBED";
 
-/// Whether a blocking receive that waited now would judge the machine
-/// oversubscribed (module docs; `ASYNCBAND_OVERSUBSCRIBED` decides it when
-/// set to `never` or `always`). Not public API: benchmarks and tests report
-/// it.
+/// Whether a blocking receive would now judge the machine oversubscribed
+/// (module docs). Not public API: benchmarks and tests report it.
 ///
 /// # Examples
 ///
@@ -223,8 +202,7 @@ fn oversubscribed_by_env() -> Option<bool> {
     })
 }
 
-/// `Some(false)` for `never`, `Some(true)` for `always` (any ASCII case),
-/// `None` for anything else.
+/// `never` is `Some(false)` and `always` `Some(true)`, in any ASCII case.
 fn parse_oversubscribed(value: Option<&std::ffi::OsStr>) -> Option<bool> {
     let value = value?;
     if value.eq_ignore_ascii_case("never") {
@@ -236,9 +214,8 @@ fn parse_oversubscribed(value: Option<&std::ffi::OsStr>) -> Option<bool> {
     }
 }
 
-/// A monotonic clock in nanoseconds that is cheap to read and a few
-/// milliseconds coarse (`CLOCK_MONOTONIC_COARSE`). `None` off Linux, and
-/// under loom and Miri, where waits never look at the run queue.
+/// A cheap monotonic clock in nanoseconds, a few milliseconds coarse
+/// (`CLOCK_MONOTONIC_COARSE`); `None` off Linux and under loom and Miri.
 fn coarse_now_nanos() -> Option<u64> {
     #[cfg(all(target_os = "linux", not(asyncband_loom), not(miri)))]
     {
@@ -261,10 +238,9 @@ fn coarse_now_nanos() -> Option<u64> {
     }
 }
 
-/// Threads runnable on the machine right now, the caller included. Reads
-/// into a buffer on the stack: a wait allocates nothing. On Unix the file
-/// stays open ([`held_runnable_threads`]); where reading it that way fails,
-/// the look opens the file afresh.
+/// Threads runnable on the machine now, the caller included, read into a
+/// stack buffer (a wait allocates nothing): from the held file on Unix
+/// ([`held_runnable_threads`]), else, or where that fails, opened afresh.
 fn runnable_threads() -> Option<usize> {
     use std::io::Read;
 
@@ -280,15 +256,13 @@ fn runnable_threads() -> Option<usize> {
     parse_running(buf.get(..len)?)
 }
 
-/// Room for a `/proc/loadavg` line, "0.52 0.58 0.59 3/467 12345\n": five
-/// fields, well under 128 bytes.
+/// Room for a `/proc/loadavg` line, such as "0.52 0.58 0.59 3/467 12345\n".
 const LOADAVG_BYTES: usize = 128;
 
-/// [`runnable_threads`] from a `/proc/loadavg` kept open for the process, so
-/// that a look is one `pread` instead of an open, a read and a close: a
-/// quarter of the time, and a look often runs on a busy core. `None` where
-/// the file cannot be opened or the read fails or reads something else (a
-/// program that closed descriptors it did not open).
+/// [`runnable_threads`] from a `/proc/loadavg` kept open, so a look (often
+/// on a busy core) is one `pread`, not an open, a read and a close. `None`
+/// where the open or read fails or reads something else (a program that
+/// closed descriptors it did not open).
 #[cfg(unix)]
 fn held_runnable_threads() -> Option<usize> {
     use std::os::unix::fs::FileExt;
@@ -302,8 +276,7 @@ fn held_runnable_threads() -> Option<usize> {
     parse_running(buf.get(..len)?)
 }
 
-/// The runnable count of a `/proc/loadavg` line: the number before the
-/// slash in its fourth field.
+/// The number before the slash in a `/proc/loadavg` line's fourth field.
 fn parse_running(loadavg: &[u8]) -> Option<usize> {
     let loadavg = std::str::from_utf8(loadavg).ok()?;
     let running = loadavg.split_whitespace().nth(3)?.split('/').next()?;
@@ -320,15 +293,14 @@ fn now_nanos() -> u64 {
 /// Values that came on average further apart than this since the last wait
 /// make the traffic sparse: about a park/unpark round trip.
 const SPARSE_GAP_NANOS: u64 = 2_000;
-/// Waits in a row that each followed a run of values (two or more, closer
-/// together than [`SPARSE_GAP_NANOS`]) before a receiver on an
-/// oversubscribed machine spins and yields again: a single run can be the
-/// drain of a backlog that built up behind a producer preempted mid-send.
+/// Waits in a row, each after a run of values (two or more, closer than
+/// [`SPARSE_GAP_NANOS`]), before an oversubscribed receiver spins and yields
+/// again: one run may be a backlog behind a producer preempted mid-send.
 const RUNS_TO_YIELD: u64 = 3;
 
 /// What a channel remembers of its blocking receives' waits, to choose how
-/// the next one waits ([`ReceiveWaits::schedule`]). Not protocol words:
-/// they only steer waiting, so every access is `Relaxed`.
+/// the next one waits (`ReceiveWaits::schedule`). Not protocol words: they
+/// only steer waiting, so every access is `Relaxed`.
 #[derive(Debug, Default)]
 pub struct ReceiveWaits {
     /// The consumers' head position when a receive last began to wait.
@@ -337,17 +309,15 @@ pub struct ReceiveWaits {
     at: StdAtomicU64,
     /// How many waits in a row followed a run of values.
     runs: StdAtomicU64,
-    /// How long the last timed wait of a blocking receive lasted, in
-    /// nanoseconds (0: none yet). Waits that end within the free checks of
-    /// their spin phase are not timed and leave it as it is.
+    /// The last timed wait of a blocking receive, in nanoseconds (0: none
+    /// yet); waits ending within their free checks are untimed.
     last_wait: StdAtomicU64,
 }
 
 impl ReceiveWaits {
-    /// The schedule for a blocking receive that is about to wait, `head`
-    /// being the consumers' head position now ([`ReceiveSchedule::choose`]),
-    /// and how long its first spin phase may last ([`Backoff::lengthened`]):
-    /// [`ReceiveWaits::spin_nanos`] when it spins, else 0.
+    /// The schedule for a blocking receive about to wait, `head` giving the
+    /// consumers' head now ([`ReceiveSchedule::choose`]), and how long its
+    /// first spin phase may last ([`Backoff::lengthened`]).
     pub(crate) fn schedule(&self, head: impl FnOnce() -> u64) -> (fn() -> Backoff, u64) {
         let schedule =
             ReceiveSchedule::choose(oversubscribed(), || self.park_at_once(head(), now_nanos()));
@@ -359,15 +329,11 @@ impl ReceiveWaits {
         (schedule.backoff(), spin_nanos)
     }
 
-    /// How long a receive that spins may keep spinning, from the start of
-    /// its timed wait: twice the last timed wait, when that one ended within
-    /// [`LONG_SPIN_NANOS`], and at most that. Values that come every few
-    /// tens of microseconds then find the receiver spinning: each is taken
-    /// in well under a microsecond, where a parked receiver would be woken
-    /// in tens of them, and its sender makes no system call to wake it. The
-    /// price is a core kept busy between them, so longer gaps still park,
-    /// and one long wait (a stalled sender, a channel gone quiet) ends the
-    /// spinning until waits are short again.
+    /// How long a spinning receive may spin from the start of its timed
+    /// wait: twice the last timed wait, capped at [`LONG_SPIN_NANOS`], or 0
+    /// if that wait was longer. Values a few tens of microseconds apart then
+    /// find the receiver spinning, with no wake-up on either side; one long
+    /// wait ends the spinning until waits are short again.
     fn spin_nanos(&self) -> u64 {
         // ORDERING: Relaxed; a hint.
         let last = self.last_wait.load(StdOrdering::Relaxed);
@@ -378,9 +344,8 @@ impl ReceiveWaits {
         }
     }
 
-    /// Records, as a blocking receive's wait ends, how long it lasted since
-    /// its schedule `began` ([`Backoff::began`]); an untimed wait (`None`)
-    /// changes nothing.
+    /// Records how long a receive's wait lasted since its schedule `began`
+    /// ([`Backoff::began`]); an untimed wait (`None`) changes nothing.
     pub(crate) fn record(&self, began: Option<u64>) {
         if let Some(began) = began {
             self.waited(now_nanos().saturating_sub(began));
@@ -393,9 +358,8 @@ impl ReceiveWaits {
         self.last_wait.store(nanos.max(1), StdOrdering::Relaxed);
     }
 
-    /// On an oversubscribed machine, with the head position and the time
-    /// now: records this wait, and says whether the values have not come in
-    /// runs lately.
+    /// On an oversubscribed machine, with the head and the time now: records
+    /// this wait and says whether values have not come in runs lately.
     fn park_at_once(&self, head: u64, now: u64) -> bool {
         // ORDERING: Relaxed; hints.
         let taken = head.wrapping_sub(self.head.swap(head, StdOrdering::Relaxed));
@@ -416,23 +380,20 @@ impl ReceiveWaits {
 enum ReceiveSchedule {
     /// Spins, then parks: a core for every runnable thread.
     Spin,
-    /// Spins, yields, then parks: on an oversubscribed machine the yields
-    /// hand the core to the producers, which fill the channel, and the
-    /// receiver then takes a run without a system call on either side.
+    /// Spins, yields, then parks: oversubscribed, the yields let producers
+    /// fill the channel, and the receiver takes a run with no system call.
     SpinAndYield,
     /// Parks at once ([`Backoff::none`]), and the send wakes it.
     ParkAtOnce,
 }
 
 impl ReceiveSchedule {
-    /// The schedule on a machine that is or is not `oversubscribed` (module
-    /// docs). Only an oversubscribed one asks `park_at_once`, which records
-    /// the wait: whether the values have not come in runs lately, so that
-    /// the next one is far off. A yield would then hand the core to a busy
-    /// thread for a whole time slice, and a spin would spend the receiver's
-    /// share of the CPU, after which the scheduler is slow to run it when
-    /// the value comes. The rate is measured, not the count: a receiver
-    /// kept off its core finds a long run that came slowly.
+    /// The schedule on a machine that is or is not `oversubscribed`. Only an
+    /// oversubscribed one asks `park_at_once` whether values have stopped
+    /// coming in runs, so the next is far off: a yield would then give a busy
+    /// thread a whole slice, and a spin would spend the receiver's CPU share.
+    /// It measures the rate, not the count, since a receiver kept off its
+    /// core finds a long run that came slowly.
     fn choose(oversubscribed: bool, park_at_once: impl FnOnce() -> bool) -> Self {
         if !oversubscribed {
             Self::Spin
@@ -443,7 +404,6 @@ impl ReceiveSchedule {
         }
     }
 
-    /// The backoff that runs this schedule.
     fn backoff(self) -> fn() -> Backoff {
         match self {
             Self::Spin => Backoff::without_yields,
@@ -488,14 +448,13 @@ pub struct Backoff {
 }
 
 impl Backoff {
-    /// A fresh schedule. It costs nothing until a few checks have passed:
-    /// a wait that ends quickly never touches the shared spinner count.
+    /// A fresh schedule; a wait that ends within its first few checks never
+    /// touches the shared spinner count.
     #[must_use]
     pub const fn new() -> Self {
         Self::with_yields(YIELDS)
     }
 
-    /// A fresh schedule with `yields` yields after its spins.
     const fn with_yields(yields: u32) -> Self {
         Self {
             round: 0,
@@ -508,9 +467,8 @@ impl Backoff {
         }
     }
 
-    /// A schedule that spins forever and never lets the caller park: how a
-    /// [`Spin`](super::Spin) channel's blocking operations wait, with no
-    /// system call (not even a yield).
+    /// A schedule that spins forever, never letting the caller park: how a
+    /// [`Spin`](super::Spin) channel blocks, with no system call at all.
     ///
     /// # Examples
     ///
@@ -526,10 +484,8 @@ impl Backoff {
     }
 
     /// This schedule, timed from its start (after the free checks, so a
-    /// wait that ends within them never reads the clock), its spin phase
-    /// going on until `spin_nanos` have passed since then. A blocking
-    /// receive whose values come a few tens of microseconds apart then
-    /// finds the next one spinning instead of parked (module docs).
+    /// short wait never reads the clock), its spin phase going on until
+    /// `spin_nanos` have passed since then (module docs).
     pub(crate) fn lengthened(mut self, spin_nanos: u64) -> Self {
         self.spin_nanos = spin_nanos;
         self.timed = true;
@@ -555,9 +511,8 @@ impl Backoff {
         false
     }
 
-    /// A schedule that spins and then lets the caller park, with no yields
-    /// in between: for senders of a channel with many receivers (module
-    /// docs).
+    /// A schedule that spins, then lets the caller park, with no yields: for
+    /// senders of a channel with many receivers (module docs).
     ///
     /// # Examples
     ///
@@ -582,9 +537,8 @@ impl Backoff {
         self.round >= CHECKS && self.yields == 0 && self.spin_nanos == 0
     }
 
-    /// An empty schedule: the caller parks at once. For a receiver whose
-    /// values come further apart than a spin phase lasts, where spinning
-    /// would only burn the time slice the senders need.
+    /// An empty schedule, parking at once: for a receiver whose values come
+    /// further apart than a spin phase, where spinning burns senders' time.
     ///
     /// # Examples
     ///
@@ -598,9 +552,8 @@ impl Backoff {
         Self::past_spin(0)
     }
 
-    /// A schedule that skips the spin phase and only yields, then lets the
-    /// caller park: for senders of a channel with many senders and one
-    /// receiver (module docs).
+    /// A schedule that only yields, then lets the caller park: for senders
+    /// of a channel with many senders and one receiver (module docs).
     ///
     /// # Examples
     ///
@@ -651,10 +604,9 @@ impl Backoff {
         }
     }
 
-    /// Waits a little before the caller checks again; returns false once the
-    /// schedule is over and the caller should park instead. Spins first,
-    /// then yields the core up to [`YIELDS`] times (module docs). Under
-    /// loom the schedule is empty: every wait parks at once.
+    /// Waits a little before the caller checks again (spins, then up to
+    /// [`YIELDS`] yields); false once the caller should park instead. Under
+    /// loom every wait parks at once.
     pub fn snooze(&mut self) -> bool {
         if self.yields == ENDLESS {
             for _ in 0..HINTS {
@@ -713,7 +665,7 @@ impl Wake for Unparker {
     }
 
     fn wake_by_ref(self: &StdArc<Self>) {
-        // ORDERING: Release pairs with the Acquire swap in `block_on`; the
+        // ORDERING: Release pairs with the Acquire loads in `block_on`; the
         // unpark that follows covers a thread that is already parked.
         self.woken.store(true, StdOrdering::Release);
         self.thread.unpark();
@@ -729,9 +681,8 @@ impl Unparker {
     }
 }
 
-/// This thread's waker, made once per thread (outside loom), or afresh
-/// where the thread's locals are gone (a blocking call from a thread-local
-/// destructor).
+/// This thread's waker, made once per thread (outside loom), or afresh where
+/// its locals are gone (a blocking call from a thread-local destructor).
 fn thread_waker() -> (Waker, StdArc<Unparker>) {
     #[cfg(not(asyncband_loom))]
     let unparker = {
@@ -747,12 +698,10 @@ fn thread_waker() -> (Waker, StdArc<Unparker>) {
     (Waker::from(StdArc::clone(&unparker)), unparker)
 }
 
-/// Marks the thread's waker woken when a [`block_on`] returns or unwinds.
-/// A `block_on` nested in another on the same thread (user code run by the
-/// outer poll, such as a waker that sends with `send_blocking`) shares the
-/// outer one's waker: it clears the flag and may use up the unpark meant for
-/// the outer one, which, seeing the flag raised, polls again instead of
-/// parking through its own wake.
+/// Marks the thread's waker woken when a [`block_on`] returns or unwinds: a
+/// `block_on` nested in another (user code in the outer poll, such as a
+/// waker calling `send_blocking`) shares its waker and may clear its flag
+/// and use up its unpark, so the outer one polls again instead of parking.
 struct WokenOnExit<'a>(&'a Unparker);
 
 impl Drop for WokenOnExit<'_> {
@@ -807,17 +756,14 @@ pub fn block_on<F: Future>(
         if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
             return None;
         }
-        // Spin a little for the wake before parking: a grant or a value that
-        // arrives within microseconds then costs the waker an atomic swap
-        // instead of a futex wake-up, and this thread no context switch.
+        // Spin a little before parking: a wake within microseconds then costs
+        // no futex wake-up and no context switch.
         let mut backoff = schedule();
         // ORDERING: Acquire pairs with the Release store in `wake_by_ref`.
         if backoff.is_spent() && unparker.woken.load(StdOrdering::Acquire) {
-            // Woken during the poll under a park-at-once schedule: the
-            // future is waiting out a value claimed but still being written
-            // on an oversubscribed machine, whose writer may be preempted.
-            // Polling again at once would keep this core busy; a nap lets
-            // the writer run here.
+            // Woken during the poll under a park-at-once schedule: a value
+            // is still being written on an oversubscribed machine, and a nap
+            // rather than a busy re-poll lets its writer run here.
             nap();
         }
         // ORDERING: Acquire pairs with the Release store in `wake_by_ref`.

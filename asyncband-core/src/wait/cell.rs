@@ -13,14 +13,13 @@
 //! Transitions:
 //!
 //! - `register`: `0 | WAITING → BUSY` (compare-exchange), store the waker,
-//!   then `BUSY → WAITING` with a `SeqCst` store. If the slot is `BUSY`
-//!   because a notifier is taking the previous waker, the waiter is woken at
-//!   once instead (it will poll again and re-register): never a lost wake,
-//!   at worst a spurious poll.
+//!   then `BUSY → WAITING` with a `SeqCst` store. If a notifier holds `BUSY`
+//!   taking the previous waker, the waiter is woken at once to poll and
+//!   re-register: at worst a spurious poll, never a lost wake.
 //! - `grant` (notify): a `SeqCst` load; if `WAITING`, `WAITING → BUSY`, take
-//!   the waker, store `0`, wake it after the slot is released. If the slot is
-//!   `BUSY`, the other party is either registering (and will re-check the
-//!   condition after raising `WAITING`) or notifying: nothing is lost.
+//!   the waker, store `0`, wake it after the slot is released. If `BUSY`,
+//!   the other party is registering (and re-checks the condition after
+//!   raising `WAITING`) or notifying: nothing is lost.
 //! - `cancel`: nothing; the registration stays until it is woken or
 //!   replaced, since every operation of the endpoint shares it.
 
@@ -137,10 +136,8 @@ unsafe impl WaitSet for Cell {
             // ORDERING: Relaxed; the compare-exchange below re-validates.
             let state = self.state.load(Ordering::Relaxed);
             if state == BUSY {
-                // A notifier is taking the waker of our previous
-                // registration right now, and may wake a stale one: make
-                // sure this task polls again, where it re-registers. A
-                // spurious poll, never a lost wake.
+                // A notifier is taking our previous waker and may wake a
+                // stale one: wake this task, so it polls and re-registers.
                 spin_hint();
                 waker.wake_by_ref();
                 return 0;
@@ -184,11 +181,10 @@ unsafe impl WaitSet for Cell {
     }
 
     unsafe fn cancel(&self, _node: Pin<&()>, _on_change: impl FnOnce(bool)) -> Withdrawn {
-        // The one registration belongs to the endpoint, not to the
-        // operation that made it: a stream's `poll_recv` and a `recv()`
-        // future polled with the same task share it, so withdrawing it for
-        // one would strand the other. Left in place, it costs a spurious
-        // wake at most (as tokio's `AtomicWaker`).
+        // The registration belongs to the endpoint: a stream's `poll_recv`
+        // and a `recv()` future on the same task share it, so withdrawing it
+        // for one would strand the other. Left in place, it costs at most a
+        // spurious wake (as tokio's `AtomicWaker`).
         Withdrawn::new(0, None)
     }
 }

@@ -4,25 +4,23 @@
 //! # The problem
 //!
 //! A single producer (or a single consumer, freeing slots) publishes with a
-//! store of its index, then loads the waiters' flag. A waiter stores its flag,
-//! then re-reads the index. That is the store-buffer pattern (see
-//! [`crate::wait`]): unless both sides put a full barrier between their store
-//! and their load, both loads can miss. On x86 the publisher's barrier is an
-//! `xchg` whose cost is not the instruction but the wait for its earlier
-//! stores to reach the cache, a cross-core round trip whenever the other side
-//! touched those lines. Paying it per message makes a single-producer channel
-//! several times slower than it need be.
+//! store of its index, then loads the waiters' flag; a waiter stores its
+//! flag, then re-reads the index. That is the store-buffer pattern (see
+//! [`crate::wait`]): unless both sides put a full barrier between store and
+//! load, both loads can miss. The publisher's barrier (an `xchg` on x86)
+//! waits for its earlier stores to reach the cache: per message, a
+//! cross-core round trip whenever the other side touched those lines.
 //!
 //! # The asymmetric fence
 //!
 //! Linux's `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)` makes every
 //! running thread of the process execute a full barrier before it returns.
-//! So a waiter that stores its flag and then calls it knows that any publish
-//! which the publisher ordered (in program order, pinned by a compiler fence)
-//! before its flag load is visible to the waiter's re-check, or that the
-//! flag load comes after the barrier and sees the flag. The publisher pays
-//! nothing. The waiter pays a system call, microseconds, so a [`Mode`] only
-//! asks for it once per stretch of waiting:
+//! A waiter that stores its flag and then calls it knows that any publish
+//! the publisher ordered (by a compiler fence) before its flag load is
+//! visible to the waiter's re-check, or that the flag load comes after the
+//! barrier and sees the flag. The publisher pays nothing; the waiter pays a
+//! system call of microseconds, so a [`Mode`] asks for it once per stretch
+//! of waiting:
 //!
 //! | mode | publisher stores | a waiter, before re-checking |
 //! | --- | --- | --- |
@@ -30,69 +28,54 @@
 //! | `REQUESTED` | (acknowledges on its next publish) | calls `membarrier` |
 //! | `FENCED` | `SeqCst` store | nothing: the store-buffer argument holds |
 //!
-//! - A new fence starts `FENCED`, for its first [`FENCED_AT_FIRST`]
-//!   publishes: a reply channel, whose receiver waits before the only send,
-//!   or any short exchange never makes the system call, which costs
-//!   microseconds whenever another thread of the process is running (an
-//!   inter-processor interrupt per CPU that runs one). A channel that
-//!   streams hardly notices so few fenced publishes, where a whole
-//!   [`PLAIN_AFTER`] of them at the start would keep a streaming channel
-//!   on `SeqCst` stores too long (`benches/NOTES.md`).
+//! - A new fence starts `FENCED` for its first [`FENCED_AT_FIRST`]
+//!   publishes, so a short exchange (a reply channel whose receiver waits
+//!   before the only send) never makes the system call, which interrupts
+//!   every CPU running a thread of the process; a whole [`PLAIN_AFTER`]
+//!   would keep a streaming channel on `SeqCst` stores too long.
 //! - The publisher reads the mode at the start of each publish. On
-//!   `REQUESTED` it stores `FENCED` (a `SeqCst` store, which also makes every
+//!   `REQUESTED` it stores `FENCED` (`SeqCst`, which also makes every
 //!   earlier publish visible to whoever reads `FENCED`) and publishes fenced
-//!   from then on. A waiter may only skip the system call on `FENCED`, once
-//!   the publisher itself has acknowledged it; a publish that started before
-//!   the acknowledgement was covered by the system call of the waiter that
-//!   requested it.
-//! - After a stretch of fenced publishes that found nobody waiting (at
-//!   first [`PLAIN_AFTER`]; doubled each time the next waiter came before
-//!   the plain stretch paid for its system call, see `Mode::acknowledge`), the
-//!   publisher stores `PLAIN` and then loads the waiters' flag; if a waiter is
-//!   there it stores `FENCED` again before its next publish. With the waiter
-//!   storing its flag and then loading the mode, one of the two sees the
-//!   other (both `SeqCst`): a waiter that saw `FENCED` is seen by the publisher
-//!   before it publishes plainly.
-//! - "Found nobody waiting" is asked after the publish has woken whoever
-//!   waited for it, so a waiter the publish itself served does not count:
-//!   a stretch runs out even while waiters come often. The next waiter then
-//!   comes right after the switch to `PLAIN`, the bet counts as lost and
-//!   the stretch doubles, so such a channel is soon fenced for all but a
-//!   few publishes in 2^20. Counting served waiters instead would keep a
-//!   streaming SPSC channel fenced for good, each `SeqCst` store waiting
-//!   for the other core.
+//!   from then on. A waiter may skip the system call only on `FENCED`, once
+//!   the publisher has acknowledged; a publish that started before the
+//!   acknowledgement was covered by the requesting waiter's system call.
+//! - After a stretch of fenced publishes that found nobody waiting (at first
+//!   [`PLAIN_AFTER`], doubled each time the next waiter came before the
+//!   plain stretch paid for its system call: `Mode::acknowledge`), the
+//!   publisher stores `PLAIN`, then loads the waiters' flag, and if a waiter
+//!   is there stores `FENCED` again before its next publish. The waiter
+//!   stores its flag, then loads the mode (all `SeqCst`), so one sees the
+//!   other: a waiter that saw `FENCED` is seen by the publisher before it
+//!   publishes plainly.
+//! - "Found nobody waiting" is asked after the publish has woken its
+//!   waiters, so a waiter it served does not count and a stretch runs out
+//!   even while waiters come often; the next waiter then comes right after
+//!   the switch to `PLAIN`, the bet is lost and the stretch doubles, so such
+//!   a channel is soon fenced for all but a few publishes in 2^20. Counting
+//!   served waiters would keep a streaming SPSC channel fenced for good.
 //!
-//! Where `membarrier` is not available (another OS, a seccomp filter,
-//! Miri, loom) the mode is `FENCED` forever and this module costs one
-//! relaxed load per publish.
+//! Where `membarrier` is not available (another OS, a seccomp filter, Miri,
+//! loom) the mode is `FENCED` forever, at one relaxed load per publish.
 //!
 //! # Running without the barrier
 //!
-//! The system call interrupts every CPU that is running a thread of the
-//! process, including threads pinned to isolated cores that have nothing
-//! to do with the channel. A program that cannot afford that jitter can
-//! turn the barrier off; every fence is then `FENCED` forever, exactly as
-//! where the kernel lacks the call: a single endpoint publishes with a
-//! `SeqCst` store, a waiter never makes a system call, and the process
-//! never registers for `membarrier` at all. Two switches, either enough:
+//! The system call interrupts every CPU running a thread of the process,
+//! isolated cores included. A program that cannot afford that jitter can
+//! turn it off, as if the kernel lacked it: a single endpoint publishes with
+//! a `SeqCst` store, a waiter makes no system call, and the process never
+//! registers for `membarrier`. Either switch is enough:
 //!
 //! - at build time, the `no-membarrier` cargo feature (of `asyncband`,
-//!   which forwards it to `asyncband-core`). Features are additive, so this
-//!   one only ever removes the barrier: any crate in the build that enables
-//!   it turns the barrier off for the whole program;
-//! - at start time, the environment variable `ASYNCBAND_MEMBARRIER=off`
-//!   (any ASCII case). It is read once per process, when the first channel
-//!   with a single endpoint is made (or earlier, if [`membarrier_in_use`]
-//!   is called). Set it in the environment the process starts with; a
-//!   change after that moment has no effect. Any other value, or none,
-//!   leaves the barrier on where the kernel offers it.
+//!   forwarded to `asyncband-core`); features are additive, so any crate in
+//!   the build that enables it turns the barrier off for the whole program;
+//! - at start time, `ASYNCBAND_MEMBARRIER=off` (any ASCII case), read once
+//!   per process when the first channel with a single endpoint is made (or
+//!   at [`membarrier_in_use`]); a later change has no effect, and any other
+//!   value leaves the barrier on where the kernel offers it.
 //!
-//! The same moment registers the process for the barrier, which takes
-//! milliseconds (tens of them on some virtual machines): once per process,
-//! when the first such channel is made, never in a send or a receive.
-//!
-//! [`membarrier_calls`] counts the system calls the process has made, for
-//! benchmarks that report them per message.
+//! That same moment registers the process for the barrier, which takes
+//! milliseconds: once per process, never in a send or a receive.
+//! [`membarrier_calls`] counts the system calls made.
 
 use self::membarrier::Membarrier;
 use crate::sync::{AtomicUsize, Ordering, SeqCst, UnsafeCell};
@@ -101,9 +84,8 @@ const PLAIN: usize = 0;
 const REQUESTED: usize = 1;
 const FENCED: usize = 2;
 
-/// Fenced publishes in a row that found nobody waiting before the publisher
-/// goes back to plain stores, to begin with. One `membarrier` costs about as
-/// much as this many fenced publishes.
+/// Fenced publishes in a row with nobody waiting before the publisher first
+/// goes back to plain stores: about what one `membarrier` costs.
 pub const PLAIN_AFTER: u32 = 1024;
 
 /// Fenced publishes a new fence makes, with nobody waiting, before it
@@ -113,9 +95,8 @@ const FENCED_AT_FIRST: u32 = 64;
 /// The longest stretch of fenced publishes [`Mode`] doubles up to.
 const MAX_FENCED_STRETCH: u32 = 1 << 20;
 
-/// The publication mode of one single endpoint: the word its waiters and
-/// its publishes share. What only the publisher keeps is a [`Stretch`];
-/// the two are kept together in a [`SingleFence`].
+/// The publication mode of one single endpoint, shared by its waiters and
+/// its publisher; a [`SingleFence`] keeps it beside the publisher's [`Stretch`].
 #[derive(Debug)]
 pub(crate) struct Mode {
     /// `PLAIN`, `REQUESTED` or `FENCED` (module docs).
@@ -126,9 +107,8 @@ pub(crate) struct Mode {
 /// by whoever holds the publisher's right to publish.
 #[derive(Debug)]
 struct Stretch {
-    /// Fenced publishes still to go, with nobody waiting, before the
-    /// publisher goes back to plain stores; reset to `length` whenever it
-    /// sees a waiter.
+    /// Fenced publishes with nobody waiting still to go before plain stores;
+    /// reset to `length` whenever the publisher sees a waiter.
     left: u32,
     /// How many fenced publishes with nobody waiting it takes to go plain;
     /// starts at [`PLAIN_AFTER`].
@@ -149,10 +129,8 @@ impl Stretch {
 }
 
 impl Mode {
-    /// A fence that starts `FENCED`. Makes the process's decision about the
-    /// barrier now, if nobody has: registering for it takes milliseconds,
-    /// which belong to setting up a channel, not to the publish that first
-    /// ends a fenced stretch.
+    /// A fence that starts `FENCED`. Makes the process's barrier decision
+    /// now, if nobody has, so its milliseconds go to making a channel.
     pub(crate) fn new() -> Self {
         membarrier::process();
         Self {
@@ -160,12 +138,9 @@ impl Mode {
         }
     }
 
-    /// The publisher, before publishing `position` (its index after this
-    /// publish): whether this publish must be a `SeqCst` store.
-    /// Acknowledges a waiter's request.
-    ///
-    /// `FENCED` costs a compare here and no call; only the acknowledgement
-    /// is out of line.
+    /// The publisher, before publishing `position` (its index after it):
+    /// whether this publish must be `SeqCst`. Acknowledges a waiter's
+    /// request, out of line.
     #[inline]
     fn fenced(&self, own: &mut Stretch, position: u64) -> bool {
         // ORDERING: Relaxed; the publisher reads a word only waiters write
@@ -179,15 +154,11 @@ impl Mode {
     }
 
     /// The publisher was asked to fence: sizes the next fenced stretch and
-    /// acknowledges.
-    ///
-    /// Going plain is a bet (ski rental): each plain publish saves what a
-    /// fenced one costs, and the next waiter pays a `membarrier`, worth
-    /// about [`PLAIN_AFTER`] of them. When a request comes after fewer plain
-    /// publishes than the stretch of fenced ones that preceded it, the bet
-    /// lost, so the next stretch is twice as long (up to
-    /// [`MAX_FENCED_STRETCH`]); when it comes later, the stretch goes back to
-    /// [`PLAIN_AFTER`].
+    /// acknowledges. Going plain is a ski-rental bet: each plain publish
+    /// saves a fenced one's cost, and the next waiter pays a `membarrier`,
+    /// worth about [`PLAIN_AFTER`] of them. A request after fewer plain
+    /// publishes than the preceding fenced stretch lost the bet and doubles
+    /// the next one (up to [`MAX_FENCED_STRETCH`]); a later one resets it.
     #[cold]
     fn acknowledge(&self, own: &mut Stretch, position: u64) -> bool {
         let plain = position.wrapping_sub(own.plain_at);
@@ -203,10 +174,9 @@ impl Mode {
         true
     }
 
-    /// The publisher, after a fenced publish: counts it, and after the
-    /// current stretch (at first [`PLAIN_AFTER`]) in a row with `waiting()`
-    /// false, goes back to plain stores (unless a waiter turns up
-    /// meanwhile). `position()` reads the publisher's index, only then.
+    /// The publisher, after a fenced publish: counts it, and after a whole
+    /// stretch in a row with `waiting()` false goes back to plain stores.
+    /// `position()` reads the publisher's index, only then.
     #[inline]
     fn fenced_publish(
         &self,
@@ -245,9 +215,7 @@ impl Mode {
     }
 
     /// A fenced stretch ran out with nobody waiting: back to plain stores,
-    /// if `barrier` may be used. Out of line: inlined into a send, it had
-    /// the compiler keep the mode's address in a stack slot that every send
-    /// wrote.
+    /// if `barrier` may be used. Out of line, to keep it off a send's path.
     #[cold]
     #[inline(never)]
     fn go_plain(
@@ -301,9 +269,8 @@ impl Mode {
 /// publish of a single producer (its tail) or a single consumer (its head,
 /// which frees slots), and of waiting on one.
 pub trait Fence: std::fmt::Debug + Send + Sync + 'static {
-    /// A new endpoint's fence. Makes the process's decision about the
-    /// barrier now, if nobody has: registering for it takes milliseconds,
-    /// which belong to making a channel, not to a send.
+    /// A new endpoint's fence. Makes the process's barrier decision now, if
+    /// nobody has, so its milliseconds go to making a channel, not a send.
     #[doc(hidden)]
     fn new() -> Self;
 
@@ -446,11 +413,9 @@ pub fn membarrier_calls() -> u64 {
     membarrier::process_calls()
 }
 
-/// Whether this process's fences use `membarrier` (module docs): the kernel
-/// offers it and neither the `no-membarrier` feature nor
-/// `ASYNCBAND_MEMBARRIER=off` turned it off. Decides now if nothing has
-/// yet, reading the environment variable. Not public API: benchmarks
-/// report it.
+/// Whether this process's fences use `membarrier`: the kernel offers it and
+/// it is not turned off (module docs). Decides now if nothing has yet. Not
+/// public API: benchmarks report it.
 ///
 /// # Examples
 ///
@@ -465,8 +430,7 @@ pub fn membarrier_in_use() -> bool {
     membarrier::process().usable()
 }
 
-/// `membarrier(2)`, where the kernel offers it and the user has not turned
-/// it off.
+/// `membarrier(2)`, where the kernel offers it and it is not turned off.
 mod membarrier {
     use std::ffi::OsStr;
     use std::sync::OnceLock;
@@ -478,8 +442,7 @@ mod membarrier {
     const ENV: &str = "ASYNCBAND_MEMBARRIER";
 
     /// Whether the barrier is turned off: by the `no-membarrier` feature
-    /// (`feature`), or by `env`, the value of [`ENV`], being `off` in any
-    /// ASCII case.
+    /// (`feature`), or by `env`, [`ENV`]'s value, being `off` in any ASCII case.
     pub(super) fn turned_off(feature: bool, env: Option<&OsStr>) -> bool {
         feature || env.is_some_and(|value| value.eq_ignore_ascii_case("off"))
     }
@@ -514,8 +477,7 @@ mod membarrier {
 
         /// The system calls made through this one so far.
         pub(super) fn calls(&self) -> u64 {
-            // ORDERING: Relaxed; a count read for a report, ordered with
-            // nothing.
+            // ORDERING: Relaxed; a count for a report, ordered with nothing.
             self.calls.load(Ordering::Relaxed)
         }
 
@@ -527,8 +489,7 @@ mod membarrier {
         }
     }
 
-    /// The process's decision, made the first time it is asked for
-    /// (module docs say when that is).
+    /// The process's decision, made when first asked for (module docs).
     static PROCESS: OnceLock<Membarrier> = OnceLock::new();
 
     /// The process's decision; makes it, reading [`ENV`], if nobody has.
@@ -574,8 +535,7 @@ mod membarrier {
         // SAFETY: a system call with integer arguments.
         let done = unsafe { libc::syscall(libc::SYS_membarrier, PRIVATE_EXPEDITED, 0, 0) };
         // Only a usable `Membarrier` calls, so registration succeeded and
-        // the command cannot fail (the kernel documents no other error for
-        // it).
+        // the command cannot fail (the kernel documents no other error).
         assert_eq!(done, 0, "membarrier failed after registration");
     }
 

@@ -2,10 +2,10 @@
 //!
 //! # Design
 //!
-//! Nodes live inside the waiting futures (pinned), so waiting allocates
-//! nothing. They form a doubly linked list behind a short lock, taken only
-//! when somebody actually waits; the fast paths of the channel never touch
-//! it. Wakers run after the lock is released, in batches.
+//! Nodes live in the pinned waiting futures, so waiting allocates nothing,
+//! and form a doubly linked list behind a short lock taken only when
+//! somebody waits; the channel's fast paths never touch it. Wakers run in
+//! batches after the lock is released.
 //!
 //! # Node states
 //!
@@ -21,37 +21,32 @@
 //! Transitions, all under the lock but one:
 //!
 //! - `register`: idle → waiting (pushed at the back); granted → idle, the
-//!   units move to the caller; waiting → waiting (waker refreshed). The
-//!   granted → idle step skips the lock when the node's `handed` flag is
-//!   up (below).
-//! - `grant`: the front node's `got` grows; when it reaches `need` the node
-//!   is unlinked (granted) and woken.
+//!   units moving to the caller (without the lock when `handed` is up,
+//!   below); waiting → waiting (waker refreshed).
+//! - `grant`: the front node's `got` grows; at `need` the node is unlinked
+//!   (granted) and woken.
 //! - `notify`: as `grant`; when a node that may not come back (not a parked
-//!   thread) is granted, the waiting nodes behind it, up to a parked one
-//!   not woken so yet (one per such grant), are woken without units and
-//!   marked `checked` (they stay waiting); a node's next `register` clears
-//!   the mark.
+//!   thread) is granted, the waiting nodes behind it, up to a parked one not
+//!   yet woken so (one per such grant), are woken without units and marked
+//!   `checked`, staying queued; their next `register` clears the mark.
 //! - `wake_all`: every waiting node is unlinked (keeping its partial `got`)
 //!   and woken.
-//! - `cancel`: any state → idle; the units it held go back to the caller,
-//!   who passes them on. This is what makes dropping a future that was
-//!   chosen to be woken safe: its grant is never lost. A parked node still
-//!   marked `checked` is reported as such, and the caller passes a
+//! - `cancel`: any state → idle; its units go back to the caller to pass
+//!   on, so dropping a future chosen to be woken never loses its grant. A
+//!   parked node still marked `checked` is reported, and the caller passes a
 //!   notification on for it too.
 //!
-//! A party that unlinks a node with units in it (`grant`, `wake_all`)
-//! raises the node's `handed` flag with a release store as its last touch
-//! of the node, still under the lock. An owner that loads the flag raised
-//! (acquire) has the node to itself: no other party touches an unlinked
-//! node, so it takes the units without the lock. That saves a waiting
-//! sender one of its lock round trips per grant. The flag is lowered by the
-//! owner, or under the lock whenever the units are taken there.
+//! A party that unlinks a node with units (`grant`, `wake_all`) raises its
+//! `handed` flag with a release store as its last touch, under the lock. An
+//! owner that loads it raised (acquire) has the node to itself, since no
+//! other party touches an unlinked node, and takes the units without the
+//! lock, saving a lock round trip per grant. The owner lowers the flag, or
+//! the lock holder when it takes the units.
 //!
-//! The `waiting` flag mirrors "the list is not empty". It is stored with
-//! `SeqCst` under the lock on every change, and only then (see the
-//! store-buffer race in the module docs of `wait`): a waiter that joins a
-//! list that was not empty relies on the store that raised the flag, made
-//! under the same lock before it.
+//! The `waiting` flag mirrors "the list is not empty", stored `SeqCst` under
+//! the lock on every change and only then (the store-buffer race in the
+//! module docs of `wait`): a waiter joining a non-empty list relies on the
+//! store that raised it, made under the same lock before.
 
 use std::fmt;
 use std::marker::PhantomPinned;
@@ -134,14 +129,13 @@ pub struct QueueNode {
     /// Whether the owner is a thread parked until it is woken, which always
     /// comes back for what it was handed; fixed at construction.
     parked: bool,
-    /// Woken without units to look at the channel for itself, and not
-    /// registered since: another such wake adds nothing, since its owner
-    /// either comes back and looks or never does.
+    /// Woken without units to look at the channel, and not registered
+    /// since: another such wake adds nothing, as its owner looks if it ever
+    /// comes back.
     ///
     /// # Safety
     ///
-    /// As `inner`: only with the lock held. Kept out of `inner`, where the
-    /// extra field made every future that embeds a node slower to build.
+    /// As `inner`: only with the lock held.
     checked: UnsafeCell<bool>,
     _pinned: PhantomPinned,
 }
@@ -169,9 +163,8 @@ impl Default for QueueNode {
 }
 
 impl QueueNode {
-    /// The node of a thread that parks until it is woken (a blocking
-    /// operation), as opposed to a future, which its owner may never poll
-    /// again. A notification handed to a parked thread is always collected.
+    /// The node of a thread parked until woken (a blocking operation), which
+    /// unlike a future always collects a notification handed to it.
     ///
     /// # Examples
     ///
@@ -225,12 +218,9 @@ impl fmt::Debug for Queue {
     }
 }
 
-/// Wakers collected under the lock, run after it is released.
-///
-/// Only the slots below `len` hold wakers, so making a batch writes one
-/// word and dropping an empty one reads one: every grant and every close
-/// makes a batch, most of them for one waker or none, where an array of
-/// `Option<Waker>` would be initialised and dropped whole each time.
+/// Wakers collected under the lock, run after it is released. Only slots
+/// below `len` are initialised, so the common empty batch costs a word, not
+/// a whole array of `Option<Waker>`.
 struct WakeBatch {
     /// Slots `woken..len` hold wakers not yet woken; the others are empty.
     wakers: [MaybeUninit<Waker>; WAKE_BATCH],
@@ -253,18 +243,16 @@ impl WakeBatch {
 
     fn push(&mut self, waker: Option<Waker>) {
         if let Some(waker) = waker {
-            // Callers wake a full batch before they push again; the index
-            // check turns a broken caller into a panic, not a write past
-            // the array.
+            // Callers wake a full batch before pushing again; the index
+            // check turns a broken caller into a panic, not an overrun.
             self.wakers[self.len].write(waker);
             self.len += 1;
         }
     }
 
-    /// Wakes the collected wakers in the order they were pushed. A waker
-    /// that panics does not stop the others: each of them was handed units
-    /// or a notification, so it must run. The first panic is returned, for
-    /// the caller to resume once the queue is consistent again.
+    /// Wakes the wakers in push order. Each was handed something, so a
+    /// panic stops none of the others; the first is returned for the caller
+    /// to resume once the queue is consistent again.
     #[inline]
     fn wake(&mut self) -> Option<Panic> {
         if self.woken == self.len {
@@ -295,10 +283,9 @@ impl WakeBatch {
 }
 
 impl Drop for WakeBatch {
-    /// Reached with wakers left only when user code unwound before they
-    /// were woken (a waker's `clone` under the lock): they are woken all the
-    /// same, since each was handed something, and their own panics are
-    /// dropped, as the first one is already unwinding.
+    /// Finds wakers left only when user code (a waker's `clone` under the
+    /// lock) unwound: each was handed something, so they are woken, and their
+    /// panics dropped while the first unwinds.
     fn drop(&mut self) {
         drop(self.wake());
     }
@@ -412,23 +399,19 @@ impl Queue {
 
 impl Queue {
     /// Grants units front to back (see [`WaitSet::grant`]). With `check`,
-    /// once a waiter that may never come back to collect its units (any
-    /// waiter but a parked thread: a future can be leaked with
-    /// `mem::forget`, a stream's registration outlives the `next()` that
-    /// made it) is granted some, the waiters behind it are woken too,
-    /// without units, each to look at the channel for itself: all of them
-    /// up to a parked thread, which comes back (or, giving up at its
-    /// deadline, passes a notification on: [`Withdrawn::woken_to_look`]).
-    /// Nothing tells a
-    /// waiter that will not come back from one that will, so fewer would
-    /// leave a live waiter asleep behind enough stale ones. Waiters already
-    /// woken so and not registered since are not woken again; a parked
-    /// thread among them takes at most one value when it looks, so it
-    /// answers for one such grant, and each grant wakes a parked thread of
-    /// its own.
+    /// once a waiter that may never come back for its units (any but a
+    /// parked thread: a future can be forgotten, a stream's registration
+    /// outlives its `next()`) is granted some, the waiters behind it are
+    /// woken without units to look for themselves, up to a parked thread,
+    /// which comes back (or at its deadline passes a notification on:
+    /// [`Withdrawn::woken_to_look`]). Nothing tells which waiters will come
+    /// back, so waking fewer could strand a live one behind stale ones.
+    /// Waiters woken so and not registered since are skipped; a parked
+    /// thread takes at most one value when it looks, so it answers for one
+    /// such grant, and each grant wakes a parked thread of its own.
     ///
-    /// Wakers run after the lock is released; one that panics does not stop
-    /// the others or the round, and the first panic is resumed at the end.
+    /// Wakers run after the lock is released; a panicking one stops neither
+    /// the others nor the round, and the first panic is resumed at the end.
     fn grant_from_front(
         &self,
         mut acquire: impl FnMut(usize) -> usize,
@@ -475,10 +458,9 @@ impl Queue {
                 // and not touched again here.
                 unsafe { Self::hand(front) };
             }
-            // The waiters behind one that may not come back: woken, marked
-            // and left queued, so each looks and waits again if it must. A
-            // full batch stops the walk; the next round starts it again from
-            // the front and skips the marked ones.
+            // Wake, mark and leave queued the waiters behind one that may
+            // not come back. A full batch stops the walk; the next round
+            // restarts it from the front, skipping the marked ones.
             let mut behind = if unanswered > 0 { list.head } else { None };
             while let Some(node) = behind {
                 if batch.is_full() {
@@ -604,8 +586,7 @@ unsafe impl WaitSet for Queue {
             self.set_waiting(&list, &mut on_change);
         }
         drop(list);
-        // A replaced waker may run arbitrary code when dropped: not under
-        // the lock.
+        // A replaced waker's `drop` is user code: not under the lock.
         drop(stale);
         granted
     }
