@@ -30,6 +30,10 @@ tasks:
                  declared rust-version (installs that toolchain)
   bench-report   run the benchmark suite against every peer and write
                  benches/RESULTS.md (see benches/README.md)
+  syscalls [N]   stream N values (default 1000000) through every flavour,
+                 spin and park, under strace; fails if a spin channel's
+                 streaming threads make a futex, sched_yield or membarrier
+                 call (Linux, strace)
 ";
 
 /// The loom models CI runs: the fast half, one per protocol family.
@@ -73,6 +77,7 @@ fn main() -> ExitCode {
         "doc" => doc(),
         "msrv" => msrv(),
         "bench-report" => bench::report(rest),
+        "syscalls" => syscalls(rest.first().map_or("1000000", String::as_str)),
         "help" | "--help" | "-h" => {
             print!("{USAGE}");
             Ok(())
@@ -340,4 +345,139 @@ fn msrv() -> Result<(), String> {
         ],
         &envs,
     )
+}
+
+/// The system calls a channel's waiting can make.
+const WAIT_CALLS: [&str; 3] = ["futex", "sched_yield", "membarrier"];
+
+/// Runs `benches/examples/spin_syscalls.rs` under `strace -f -k` and counts,
+/// per cell, the [`WAIT_CALLS`] its threads make between their start and
+/// stop markers. A call with `malloc` or `free` on its stack is the
+/// allocator's (an unbounded channel allocates blocks as its senders run
+/// ahead) and is counted apart. Fails if a spin cell has any other.
+fn syscalls(messages: &str) -> Result<(), String> {
+    cargo(
+        &[
+            "build",
+            "--release",
+            "-p",
+            "asyncband-benches",
+            "--example",
+            "spin_syscalls",
+        ],
+        &[],
+    )?;
+    let trace = "target/spin_syscalls.strace";
+    let filter = format!("trace={},statx,newfstatat,stat", WAIT_CALLS.join(","));
+    run(
+        "strace",
+        &[
+            "-f",
+            "-qq",
+            "-k",
+            "-e",
+            &filter,
+            "-o",
+            trace,
+            "target/release/examples/spin_syscalls",
+            "--messages",
+            messages,
+        ],
+        &[],
+    )?;
+    let text = std::fs::read_to_string(trace).map_err(|err| format!("{trace}: {err}"))?;
+    let cells = count_wait_calls(&text);
+    let mut failed = Vec::new();
+    println!(
+        "{:<28} {:>8} {:>12} {:>11} {:>10}",
+        "cell", "futex", "sched_yield", "membarrier", "allocator"
+    );
+    for (cell, [futex, yields, barriers, allocator]) in &cells {
+        println!("{cell:<28} {futex:>8} {yields:>12} {barriers:>11} {allocator:>10}");
+        if cell.starts_with("spin/") && futex + yields + barriers > 0 {
+            failed.push(cell.as_str());
+        }
+    }
+    if cells.iter().all(|(cell, _)| !cell.starts_with("spin/")) {
+        return Err(format!("{trace}: no spin cell's markers found"));
+    }
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "spin cells made wait calls while streaming: {}",
+            failed.join(", ")
+        ))
+    }
+}
+
+/// Per cell, in order of appearance: `futex`, `sched_yield` and
+/// `membarrier` calls made between a thread's markers, and how many of
+/// those (any kind) came from the allocator. strace prints a call's stack
+/// (` > ` lines) after the line that completes it: the call's own line, or
+/// its `<... resumed>` line when another thread's output came between.
+fn count_wait_calls(trace: &str) -> Vec<(String, [u64; 4])> {
+    type Call = (usize, usize, bool);
+    let mut cells: Vec<(String, [u64; 4])> = Vec::new();
+    let mut streaming = std::collections::HashMap::new();
+    let mut unfinished: std::collections::HashMap<&str, Call> = std::collections::HashMap::new();
+    // The completed call whose stack is being read: its cell, its kind, and
+    // whether its stack so far names the allocator.
+    let mut pending: Option<Call> = None;
+    let settle = |cells: &mut Vec<(String, [u64; 4])>, pending: &mut Option<Call>| {
+        if let Some((cell, kind, allocator)) = pending.take() {
+            cells[cell].1[if allocator { 3 } else { kind }] += 1;
+        }
+    };
+    for line in trace.lines() {
+        if let Some(frame) = line.strip_prefix(" > ") {
+            if let Some(call) = pending.as_mut() {
+                call.2 |= ["malloc", "free", "morecore"]
+                    .iter()
+                    .any(|f| frame.contains(f));
+            }
+            continue;
+        }
+        settle(&mut cells, &mut pending);
+        let Some((pid, rest)) = line.split_once(' ') else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        if rest.starts_with("<... ") {
+            pending = unfinished.remove(pid);
+            continue;
+        }
+        if let Some(at) = rest.find("\"/.asyncband-stream/") {
+            let marker = &rest[at + 20..];
+            let marker = &marker[..marker.find('"').unwrap_or(marker.len())];
+            if let Some(cell) = marker.strip_prefix("start/") {
+                let index = cells
+                    .iter()
+                    .position(|(name, _)| name == cell)
+                    .unwrap_or_else(|| {
+                        cells.push((cell.to_owned(), [0; 4]));
+                        cells.len() - 1
+                    });
+                streaming.insert(pid, index);
+            } else {
+                streaming.remove(pid);
+            }
+            continue;
+        }
+        let Some(&cell) = streaming.get(pid) else {
+            continue;
+        };
+        if let Some(kind) = WAIT_CALLS
+            .iter()
+            .position(|call| rest.starts_with(&format!("{call}(")))
+        {
+            if rest.ends_with("<unfinished ...>") {
+                unfinished.insert(pid, (cell, kind, false));
+            } else {
+                pending = Some((cell, kind, false));
+            }
+        }
+    }
+    settle(&mut cells, &mut pending);
+    cells
 }

@@ -3,6 +3,8 @@
 //! [`ManyHead`] is a claim word consumers take turns on. [`Watch`] says, per
 //! producers' end, how a single consumer sees a value published.
 
+use std::marker::PhantomData;
+
 use crate::arity::{Many, One};
 use crate::slot::{NoStamp, Slot, Stamp, Stamped, readable};
 use crate::storage::PopError;
@@ -104,7 +106,7 @@ impl<T, W: Wait> Watch<T> for OneTail<T, W> {
 
 /// Many producers publish through each slot's stamp; the claim word says
 /// why a slot is not published yet.
-impl<T> Watch<T> for ManyTail<T> {
+impl<T, W: Wait> Watch<T> for ManyTail<T, W> {
     type Seen = ();
 
     fn seen(_index: u64) {}
@@ -310,7 +312,7 @@ impl<T, Tx: Watch<T>> std::fmt::Debug for OneHead<T, Tx> {
 
 /// The end that many consumers share: each claims, with one compare-exchange
 /// on the claim word, an index a producer has claimed (module docs of `list`).
-pub struct ManyHead<T> {
+pub struct ManyHead<T, W: Wait> {
     /// The claim word: the next index to claim (on a sentinel while the
     /// consumer that took a block's last slot moves the head to the next
     /// block).
@@ -318,18 +320,20 @@ pub struct ManyHead<T> {
     /// The block holding `index` (or the one before it while `index` is on
     /// a sentinel).
     block: AtomicPtr<Block<T, Stamped>>,
+    /// How a consumer waits out another's step.
+    wait: PhantomData<W>,
 }
 
-impl<T> ManyHead<T> {
+impl<T, W: Wait> ManyHead<T, W> {
     /// Claims the next index that a producer has claimed in `tail`.
-    fn claim_head(&self, tail: &ManyTail<T>) -> Result<(u64, *mut Block<T, Stamped>), PopError> {
+    fn claim_head(&self, tail: &ManyTail<T, W>) -> Result<(u64, *mut Block<T, Stamped>), PopError> {
         let mut spins = 0;
         // ORDERING: Acquire pairs with the Release of the consumer that moved
         // the head off a sentinel, so the block load sees its block.
         let mut index = self.index.load(Ordering::Acquire);
         loop {
             if index % LAP == BLOCK as u64 {
-                pause(&mut spins);
+                pause::<W>(&mut spins);
                 // ORDERING: Acquire, as above.
                 index = self.index.load(Ordering::Acquire);
                 continue;
@@ -381,7 +385,7 @@ impl<T> ManyHead<T> {
             if !next.is_null() {
                 break next;
             }
-            pause(&mut spins);
+            pause::<W>(&mut spins);
         };
         // ORDERING: Release pairs with the Acquire loads in `claim_head`.
         self.block.store(following, Ordering::Release);
@@ -418,7 +422,7 @@ impl<T> ManyHead<T> {
     }
 }
 
-impl<T> ManyHead<T> {
+impl<T, W: Wait> ManyHead<T, W> {
     /// Waits until `slot` carries `mark`: its reader has not marked it yet.
     #[cold]
     #[inline(never)]
@@ -426,12 +430,12 @@ impl<T> ManyHead<T> {
         let mut spins = 0;
         // ORDERING: Acquire, as in `retire_block`.
         while slot.stamp.load(Ordering::Acquire) != mark {
-            pause(&mut spins);
+            pause::<W>(&mut spins);
         }
     }
 }
 
-impl<T> Head<T, ManyTail<T>> for ManyHead<T> {
+impl<T, W: Wait> Head<T, ManyTail<T, W>> for ManyHead<T, W> {
     type Receivers = Many;
     type Cursor = ();
 
@@ -439,6 +443,7 @@ impl<T> Head<T, ManyTail<T>> for ManyHead<T> {
         Self {
             index: AtomicU64::new(0),
             block: AtomicPtr::new(first),
+            wait: PhantomData,
         }
     }
 
@@ -448,7 +453,7 @@ impl<T> Head<T, ManyTail<T>> for ManyHead<T> {
     unsafe fn front(
         &self,
         (): &mut (),
-        tail: &ManyTail<T>,
+        tail: &ManyTail<T, W>,
     ) -> Result<ListFront<T, Stamped>, PopError> {
         let (index, block) = self.claim_head(tail)?;
         if (index % LAP) + 1 == BLOCK as u64 {
@@ -472,7 +477,7 @@ impl<T> Head<T, ManyTail<T>> for ManyHead<T> {
         let mut spins = 0;
         // ORDERING: Acquire pairs with the producer's Release publish.
         while slot.stamp.load(Ordering::Acquire) != readable(index) {
-            pause(&mut spins);
+            pause::<W>(&mut spins);
         }
         // SAFETY: published (just checked) and owned by this consumer, the
         // winner of the claim.
@@ -500,7 +505,7 @@ impl<T> Head<T, ManyTail<T>> for ManyHead<T> {
         }
     }
 
-    unsafe fn peek<'a>(&'a self, (): &'a mut (), tail: &ManyTail<T>) -> Option<&'a T> {
+    unsafe fn peek<'a>(&'a self, (): &'a mut (), tail: &ManyTail<T, W>) -> Option<&'a T> {
         // ORDERING: Relaxed; the caller is the only consumer, reading its
         // own state.
         let index = self.index.load(Ordering::Relaxed);
@@ -527,7 +532,7 @@ impl<T> Head<T, ManyTail<T>> for ManyHead<T> {
     }
 }
 
-impl<T> std::fmt::Debug for ManyHead<T> {
+impl<T, W: Wait> std::fmt::Debug for ManyHead<T, W> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ManyHead").finish_non_exhaustive()
     }

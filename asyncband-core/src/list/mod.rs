@@ -86,13 +86,13 @@ impl ListTopology for (One, One) {
 }
 
 impl ListTopology for (Many, One) {
-    type Tail<T, W: Wait> = ManyTail<T>;
-    type Head<T, W: Wait> = OneHead<T, ManyTail<T>>;
+    type Tail<T, W: Wait> = ManyTail<T, W>;
+    type Head<T, W: Wait> = OneHead<T, ManyTail<T, W>>;
 }
 
 impl ListTopology for (Many, Many) {
-    type Tail<T, W: Wait> = ManyTail<T>;
-    type Head<T, W: Wait> = ManyHead<T>;
+    type Tail<T, W: Wait> = ManyTail<T, W>;
+    type Head<T, W: Wait> = ManyHead<T, W>;
 }
 
 /// Unbounded storage for producer arity `P`, consumer arity `C` and wait

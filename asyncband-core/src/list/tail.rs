@@ -3,6 +3,7 @@
 //! (its block is in its cursor, [`OneTailCursor`]); [`ManyTail`] is a claim
 //! word producers take turns on, with the close bit in it.
 
+use std::marker::PhantomData;
 use std::ptr;
 use std::sync::atomic::compiler_fence;
 
@@ -233,7 +234,7 @@ impl<T, W: Wait> std::fmt::Debug for OneTail<T, W> {
 /// The end that many producers share: each claims its index with one
 /// compare-exchange on the claim word, then writes its slot and publishes it
 /// through the slot's stamp.
-pub struct ManyTail<T> {
+pub struct ManyTail<T, W: Wait> {
     /// The claim word: `index << 1 | CLOSED`. Bits 1.. are the next index
     /// to claim (on a sentinel while the producer that took a block's last
     /// slot moves the tail to the next block); bit 0, [`CLOSED`], is set
@@ -242,9 +243,11 @@ pub struct ManyTail<T> {
     /// The block holding the word's index (or the one before it while the
     /// index is on a sentinel).
     block: AtomicPtr<Block<T, Stamped>>,
+    /// How a producer waits out another's step.
+    wait: PhantomData<W>,
 }
 
-impl<T> ManyTail<T> {
+impl<T, W: Wait> ManyTail<T, W> {
     /// After a claim lost its compare-exchange to another producer's: waits
     /// 2, 4, … up to 64 spin hints (doubling with `losses`, this claim's
     /// losses so far), so the winner finishes its claim while the word's line
@@ -282,7 +285,7 @@ impl<T> ManyTail<T> {
             let index = word >> 1;
             let offset = index % LAP;
             if offset == BLOCK as u64 {
-                pause(&mut spins);
+                pause::<W>(&mut spins);
                 // ORDERING: Acquire, as above.
                 word = self.word.load(Ordering::Acquire);
                 continue;
@@ -346,7 +349,7 @@ impl<T> ManyTail<T> {
     }
 }
 
-impl<T> Tail<T> for ManyTail<T> {
+impl<T, W: Wait> Tail<T> for ManyTail<T, W> {
     type Senders = Many;
     type Stamp = Stamped;
     type Cursor = ();
@@ -358,6 +361,7 @@ impl<T> Tail<T> for ManyTail<T> {
         Self {
             word: AtomicU64::new(0),
             block: AtomicPtr::new(first),
+            wait: PhantomData,
         }
     }
 
@@ -400,7 +404,7 @@ impl<T> Tail<T> for ManyTail<T> {
     }
 }
 
-impl<T> std::fmt::Debug for ManyTail<T> {
+impl<T, W: Wait> std::fmt::Debug for ManyTail<T, W> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ManyTail").finish_non_exhaustive()
     }

@@ -38,6 +38,7 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::time::Instant;
 
 use crate::sync::{AtomicBool, Ordering, thread};
+use crate::wait::Wait;
 
 /// One iteration of a busy wait: a `spin_loop` hint, or a loom yield so the
 /// model checker can run the thread being waited for.
@@ -59,12 +60,13 @@ pub(crate) const BUSY_TRY_SPINS: u32 = if cfg!(asyncband_loom) { 1 } else { 128 
 /// the thread, then the task.
 pub(crate) const BUSY_POLL_SPINS: u32 = if cfg!(asyncband_loom) { 2 } else { 64 };
 
-/// Waits out another thread's few-instruction step: spins, then yields in
-/// case that thread was preempted. `spins` counts this wait's rounds.
+/// Waits out another thread's few-instruction step: spins, then, unless
+/// the policy is to spin, yields in case that thread was preempted. `spins`
+/// counts this wait's rounds.
 #[inline]
-pub(crate) fn pause(spins: &mut u32) {
+pub(crate) fn pause<W: Wait>(spins: &mut u32) {
     *spins += 1;
-    if *spins < PAUSE_SPINS {
+    if *spins < PAUSE_SPINS || !W::PARKS {
         spin_hint();
     } else {
         thread::yield_now();
