@@ -35,10 +35,28 @@
 //! the published tail (the boundary includes the value) or the producer sees
 //! `closed` and settles, keeping or taking back its value as the winner says.
 
+use std::sync::atomic::compiler_fence;
+
+use crate::storage::PopError;
 use crate::sync::{AtomicBool, AtomicU64, Ordering, SeqCst};
 use crate::wait::Fence;
 
 const OPEN: u64 = u64::MAX;
+
+/// A single endpoint's index store: `SeqCst` when fenced (the notifier half
+/// of the store-buffer race), otherwise a release store that the compiler
+/// may not move after the flag load that follows it (`wait/fence.rs`).
+#[inline]
+pub(crate) fn publish(index: &AtomicU64, value: u64, fenced: bool) {
+    if fenced {
+        index.store_sc(value);
+    } else {
+        // ORDERING: Release pairs with the other side's acquiring (SeqCst)
+        // load of the index; a waiter is covered by its barrier.
+        index.store_at(value, Ordering::Release);
+        compiler_fence(Ordering::SeqCst);
+    }
+}
 
 /// The close flag and frozen end of a single-producer storage.
 #[derive(Debug)]
@@ -119,6 +137,29 @@ impl Boundary {
         match self.frozen.load_sc() {
             OPEN => None,
             frozen => Some(frozen),
+        }
+    }
+
+    /// The end the consumer may read to, from `tail` (a `SeqCst` load of the
+    /// published tail, which also acquires the slot writes): the tail, then
+    /// the close flag, and with the flag up a second tail, loaded after it,
+    /// settled with (module docs).
+    #[inline]
+    pub(crate) fn readable_end(&self, tail: impl Fn() -> u64) -> u64 {
+        let end = tail();
+        if !self.is_closed() {
+            return end;
+        }
+        let end = tail();
+        end.min(self.settle(end))
+    }
+
+    /// Why a consumer at `pos`, with nothing readable, gets no value.
+    pub(crate) fn nothing_at(&self, pos: u64) -> PopError {
+        if self.frozen().is_some_and(|end| pos >= end) {
+            PopError::Closed
+        } else {
+            PopError::Empty
         }
     }
 }

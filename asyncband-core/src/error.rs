@@ -139,137 +139,134 @@ impl<T> SendError<T> {
     }
 }
 
-impl<T> TrySendError<T> {
-    /// The value that could not be sent.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use asyncband::error::TrySendError;
-    ///
-    /// assert_eq!(TrySendError::Full(3).into_inner(), 3);
-    /// ```
-    pub fn into_inner(self) -> T {
-        match self {
-            Self::Full(value) | Self::Disconnected(value) => value,
+/// The methods and traits of the two-variant send errors: `$why` says why
+/// the value was refused, `Disconnected` that the channel is closed.
+macro_rules! send_error {
+    ($error:ident, $why:ident, $is_why:ident, $why_says:literal) => {
+        impl<T> $error<T> {
+            /// The value that could not be sent.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("use asyncband::error::", stringify!($error), ";")]
+            ///
+            #[doc = concat!(
+                "assert_eq!(", stringify!($error), "::", stringify!($why), "(3).into_inner(), 3);"
+            )]
+            /// ```
+            pub fn into_inner(self) -> T {
+                match self {
+                    Self::$why(value) | Self::Disconnected(value) => value,
+                }
+            }
+
+            #[doc = concat!("True for [`", stringify!($error), "::", stringify!($why), "`].")]
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("use asyncband::error::", stringify!($error), ";")]
+            ///
+            #[doc = concat!(
+                "assert!(", stringify!($error), "::", stringify!($why), "(()).",
+                stringify!($is_why), "());"
+            )]
+            /// ```
+            pub fn $is_why(&self) -> bool {
+                matches!(self, Self::$why(_))
+            }
+
+            #[doc = concat!("True for [`", stringify!($error), "::Disconnected`].")]
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("use asyncband::error::", stringify!($error), ";")]
+            ///
+            #[doc = concat!(
+                "assert!(", stringify!($error), "::Disconnected(()).is_disconnected());"
+            )]
+            /// ```
+            pub fn is_disconnected(&self) -> bool {
+                matches!(self, Self::Disconnected(_))
+            }
         }
-    }
 
-    /// True for [`TrySendError::Full`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use asyncband::error::TrySendError;
-    ///
-    /// assert!(TrySendError::Full(()).is_full());
-    /// ```
-    pub fn is_full(&self) -> bool {
-        matches!(self, Self::Full(_))
-    }
-
-    /// True for [`TrySendError::Disconnected`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use asyncband::error::TrySendError;
-    ///
-    /// assert!(TrySendError::Disconnected(()).is_disconnected());
-    /// ```
-    pub fn is_disconnected(&self) -> bool {
-        matches!(self, Self::Disconnected(_))
-    }
-}
-
-impl<T> SendTimeoutError<T> {
-    /// The value that could not be sent.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use asyncband::error::SendTimeoutError;
-    ///
-    /// assert_eq!(SendTimeoutError::Timeout(3).into_inner(), 3);
-    /// ```
-    pub fn into_inner(self) -> T {
-        match self {
-            Self::Timeout(value) | Self::Disconnected(value) => value,
+        impl<T> From<SendError<T>> for $error<T> {
+            fn from(err: SendError<T>) -> Self {
+                Self::Disconnected(err.0)
+            }
         }
-    }
 
-    /// True for [`SendTimeoutError::Timeout`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use asyncband::error::SendTimeoutError;
-    ///
-    /// assert!(SendTimeoutError::Timeout(()).is_timeout());
-    /// ```
-    pub fn is_timeout(&self) -> bool {
-        matches!(self, Self::Timeout(_))
-    }
+        impl<T> fmt::Debug for $error<T> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(match self {
+                    Self::$why(_) => concat!(stringify!($why), "(..)"),
+                    Self::Disconnected(_) => "Disconnected(..)",
+                })
+            }
+        }
 
-    /// True for [`SendTimeoutError::Disconnected`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use asyncband::error::SendTimeoutError;
-    ///
-    /// assert!(SendTimeoutError::Disconnected(()).is_disconnected());
-    /// ```
-    pub fn is_disconnected(&self) -> bool {
-        matches!(self, Self::Disconnected(_))
-    }
+        impl<T> fmt::Display for $error<T> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(match self {
+                    Self::$why(_) => $why_says,
+                    Self::Disconnected(_) => "sending on a closed channel",
+                })
+            }
+        }
+
+        impl<T> std::error::Error for $error<T> {}
+    };
 }
 
-impl<T> From<SendError<T>> for TrySendError<T> {
-    fn from(err: SendError<T>) -> Self {
-        Self::Disconnected(err.0)
-    }
+send_error!(TrySendError, Full, is_full, "sending on a full channel");
+send_error!(
+    SendTimeoutError,
+    Timeout,
+    is_timeout,
+    "timed out waiting for capacity"
+);
+
+/// The traits of the two receive errors with a reason beside
+/// `Disconnected`.
+macro_rules! recv_error {
+    ($error:ident, $why:ident, $why_says:literal) => {
+        impl From<RecvError> for $error {
+            fn from(_: RecvError) -> Self {
+                Self::Disconnected
+            }
+        }
+
+        impl fmt::Debug for $error {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(match self {
+                    Self::$why => stringify!($why),
+                    Self::Disconnected => "Disconnected",
+                })
+            }
+        }
+
+        impl fmt::Display for $error {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(match self {
+                    Self::$why => $why_says,
+                    Self::Disconnected => "receiving on a closed and empty channel",
+                })
+            }
+        }
+
+        impl std::error::Error for $error {}
+    };
 }
 
-impl<T> From<SendError<T>> for SendTimeoutError<T> {
-    fn from(err: SendError<T>) -> Self {
-        Self::Disconnected(err.0)
-    }
-}
-
-impl From<RecvError> for TryRecvError {
-    fn from(_: RecvError) -> Self {
-        Self::Disconnected
-    }
-}
-
-impl From<RecvError> for RecvTimeoutError {
-    fn from(_: RecvError) -> Self {
-        Self::Disconnected
-    }
-}
+recv_error!(TryRecvError, Empty, "receiving on an empty channel");
+recv_error!(RecvTimeoutError, Timeout, "timed out waiting for a value");
 
 impl<T> fmt::Debug for SendError<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("SendError(..)")
-    }
-}
-
-impl<T> fmt::Debug for TrySendError<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Full(_) => f.write_str("Full(..)"),
-            Self::Disconnected(_) => f.write_str("Disconnected(..)"),
-        }
-    }
-}
-
-impl<T> fmt::Debug for SendTimeoutError<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Timeout(_) => f.write_str("Timeout(..)"),
-            Self::Disconnected(_) => f.write_str("Disconnected(..)"),
-        }
     }
 }
 
@@ -279,45 +276,9 @@ impl fmt::Debug for RecvError {
     }
 }
 
-impl fmt::Debug for TryRecvError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Empty => "Empty",
-            Self::Disconnected => "Disconnected",
-        })
-    }
-}
-
-impl fmt::Debug for RecvTimeoutError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Timeout => "Timeout",
-            Self::Disconnected => "Disconnected",
-        })
-    }
-}
-
 impl<T> fmt::Display for SendError<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("sending on a closed channel")
-    }
-}
-
-impl<T> fmt::Display for TrySendError<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Full(_) => "sending on a full channel",
-            Self::Disconnected(_) => "sending on a closed channel",
-        })
-    }
-}
-
-impl<T> fmt::Display for SendTimeoutError<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Timeout(_) => "timed out waiting for capacity",
-            Self::Disconnected(_) => "sending on a closed channel",
-        })
     }
 }
 
@@ -327,27 +288,5 @@ impl fmt::Display for RecvError {
     }
 }
 
-impl fmt::Display for TryRecvError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Empty => "receiving on an empty channel",
-            Self::Disconnected => "receiving on a closed and empty channel",
-        })
-    }
-}
-
-impl fmt::Display for RecvTimeoutError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Timeout => "timed out waiting for a value",
-            Self::Disconnected => "receiving on a closed and empty channel",
-        })
-    }
-}
-
 impl<T> std::error::Error for SendError<T> {}
-impl<T> std::error::Error for TrySendError<T> {}
-impl<T> std::error::Error for SendTimeoutError<T> {}
 impl std::error::Error for RecvError {}
-impl std::error::Error for TryRecvError {}
-impl std::error::Error for RecvTimeoutError {}

@@ -88,11 +88,9 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     /// The bound, or `None` for unbounded storage.
     const CAPACITY: Option<usize>;
     /// Whether a receiver may sleep on [`PopError::Busy`]: the producer
-    /// writing the value publishes it with a `SeqCst` store and then checks
-    /// the receivers' waiting flag, so a receiver that registers and then
-    /// still finds the value unpublished is woken by that producer. True
-    /// for large values with many producers (`Slot::publish`), where
-    /// spinning on a 1 KiB copy kept a runtime's tasks on different workers.
+    /// writing the value publishes it `SeqCst` and then checks the
+    /// receivers' flag, so it wakes a receiver that registered meanwhile.
+    /// True for large values with many producers (`Slot::publish`).
     #[doc(hidden)]
     const NOTIFIES_BUSY: bool = false;
 
@@ -101,8 +99,6 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     fn new() -> Self;
 
     /// The consumer's cursor, at the position the storage has published.
-    /// A single consumer gets one when its channel is made and uses no
-    /// other.
     #[doc(hidden)]
     fn cursor(&self) -> Self::Cursor;
 
@@ -111,8 +107,7 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     fn producer_cursor(&self) -> Self::ProducerCursor;
 
     /// Pushes the value in `*value` if there is capacity now, taking it out
-    /// only once it has a place, so a large value is copied once, straight
-    /// into its slot.
+    /// only once it has a place (a large value is copied once).
     ///
     /// # Errors
     ///
@@ -183,10 +178,9 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
         Ok(value)
     }
 
-    /// A pop in three steps, for a caller that acts between them: `front`
-    /// finds the next value (and, with many consumers, claims it),
-    /// [`Storage::take_front`] moves it out, [`Storage::release_front`]
-    /// frees its place for the producers.
+    /// A pop in three steps: `front` finds the next value (with many
+    /// consumers, claims it), [`Storage::take_front`] moves it out,
+    /// [`Storage::release_front`] frees its place.
     ///
     /// # Errors
     ///
@@ -238,8 +232,7 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     /// Whether `close` has happened.
     fn is_closed(&self) -> bool;
 
-    /// How many values have been popped (or claimed by a consumer): a
-    /// count that only grows.
+    /// How many values have been popped (or claimed): only grows.
     #[doc(hidden)]
     fn head_position(&self) -> u64;
 
@@ -260,9 +253,8 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
         0
     }
 
-    /// A receiver that just raised its waiting flag calls this before it
-    /// re-checks: a single producer that publishes with plain stores is made
-    /// to see the flag or to have its publish seen (`wait/fence.rs`).
+    /// Called by a receiver between raising its flag and re-checking: a
+    /// single producer's plain publishes are made visible (`wait/fence.rs`).
     #[doc(hidden)]
     fn before_recv_wait(&self) {}
 
@@ -270,9 +262,9 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     #[doc(hidden)]
     fn before_send_wait(&self) {}
 
-    /// The single producer, after a push through `try_push` (not through a
-    /// unit): lets a fenced producer go back to plain stores once nobody has
-    /// waited for a while. `waiting` reads the receivers' flag.
+    /// The single producer, after a `try_push`: lets a fenced producer go
+    /// back to plain stores once nobody has waited for a while. `waiting`
+    /// reads the receivers' flag.
     ///
     /// # Safety
     ///
@@ -294,9 +286,8 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     }
 
     /// Takes `n` units of capacity if that many are free and no sender is
-    /// queued ahead. Needs no cursor: it reads only what the producers
-    /// publish, so a reservation runs beside pushes through units of the
-    /// same producer. Unbounded storage always has them, unless closed.
+    /// queued ahead. Needs no cursor, so it runs beside pushes through units
+    /// of the same producer. Unbounded storage always has them, unless closed.
     ///
     /// # Errors
     ///
@@ -328,12 +319,11 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
         true
     }
 
-    /// Pushes `value` through one held unit, which is consumed. When closed
-    /// the unit is released and the value handed back.
+    /// Pushes `value` through one held unit, which is consumed.
     ///
     /// # Errors
     ///
-    /// Hands `value` back when the storage is closed.
+    /// Hands `value` back when the storage is closed (the unit is released).
     ///
     /// # Safety
     ///
@@ -398,10 +388,7 @@ pub unsafe trait Capacity: Storage {
 /// and holding nothing (the [`Storage`] contract), so a dangling, aligned
 /// pointer is a valid, unique reference to one.
 #[inline(always)]
-#[allow(
-    clippy::inline_always,
-    reason = "a reference conversion on every ready path of many endpoints"
-)]
+#[allow(clippy::inline_always, reason = "every ready path of many endpoints")]
 pub(crate) unsafe fn conjured<'a, C>() -> &'a mut C {
     assert!(
         size_of::<C>() == 0,
@@ -411,19 +398,15 @@ pub(crate) unsafe fn conjured<'a, C>() -> &'a mut C {
     unsafe { std::ptr::NonNull::dangling().as_mut() }
 }
 
-/// The cursor an endpoint of side arity `A` acts with: its own (`own`,
-/// which a single endpoint keeps), or for many endpoints a conjured one. The
-/// branch is on the arity, a constant, so each side keeps one path.
+/// The cursor an endpoint of side arity `A` acts with: its own (`own`), or
+/// for many endpoints a conjured one (a constant branch).
 ///
 /// # Safety
 ///
 /// With a single endpoint, `own` is `Some`; with many, `C` is that side's
 /// cursor (see [`conjured`]).
 #[inline(always)]
-#[allow(
-    clippy::inline_always,
-    reason = "a reference conversion on every ready path"
-)]
+#[allow(clippy::inline_always, reason = "every ready path")]
 pub(crate) unsafe fn cursor_of<A: Arity, C>(own: Option<&mut C>) -> &mut C {
     if A::MANY {
         // SAFETY: many endpoints' cursor (the caller's contract).
@@ -434,10 +417,9 @@ pub(crate) unsafe fn cursor_of<A: Arity, C>(own: Option<&mut C>) -> &mut C {
     }
 }
 
-/// A single producer's cursor where its endpoint keeps it: the producer
-/// uses it through `&mut`, and the units it reserved, which may push from
-/// several threads at once, take turns at it under a latch held for the
-/// push alone.
+/// A single producer's cursor where its endpoint keeps it: used through
+/// `&mut`, or by the units it reserved, which may push from several threads
+/// and take turns at it under a latch.
 pub(crate) struct Turns<C> {
     /// `std`'s cell even under loom: the reference lent out outlives any
     /// closure loom's cell could track it in.
@@ -484,10 +466,9 @@ impl<C> std::fmt::Debug for Turns<C> {
     }
 }
 
-/// Drops every value `next` yields; `next` must move its cursor past a
-/// value before returning it, so none is dropped twice. A destructor that
-/// panics does not stop the others: the first panic is resumed after the
-/// last value, unless the thread is already unwinding.
+/// Drops every value `next` yields (each once: `next` moves past a value
+/// before returning it); the first destructor's panic is resumed after the
+/// last value (`unwind::resume`).
 pub(crate) fn drop_each<T>(mut next: impl FnMut() -> Option<T>) {
     let mut panic = None;
     while let Some(value) = next() {

@@ -54,9 +54,7 @@ impl<'a, S: Storage> Send<'a, S> {
             cursor,
             value: Some(value),
             // A large value's send builds its node with the future, where
-            // its stores sit next to the value's copy; built at the first
-            // wait instead, four producers of 1 KiB values on two workers
-            // run slower (`benches/NOTES.md`).
+            // its stores sit next to the value's copy (measured faster).
             node: if is_large::<S::Item>() {
                 LazyNode::built(TxNode::<S>::default())
             } else {
@@ -70,8 +68,7 @@ impl<'a, S: Storage> Send<'a, S> {
     /// Cancels the future and takes back the value if it was not sent.
     #[must_use = "the value that was not sent is handed back; ignoring it drops it"]
     pub(crate) fn take_value(self: Pin<&mut Self>) -> Option<S::Item> {
-        // SAFETY: `node` is never moved out of the pinned future; the other
-        // fields are not structurally pinned.
+        // SAFETY: `node` is never moved out of the pinned future.
         let this = unsafe { self.get_unchecked_mut() };
         // SAFETY: the node is pinned (we are) and only used with this chan.
         if let Some(node) = unsafe { Pin::new_unchecked(&this.node) }.get() {
@@ -91,8 +88,8 @@ impl<S: Storage> Future for Send<'_, S> {
         let this = unsafe { self.get_unchecked_mut() };
         // SAFETY: the node is pinned with us: it is never moved out.
         let node = unsafe { Pin::new_unchecked(&mut this.node) };
-        // SAFETY: the node is pinned and only used with this chan; the
-        // producer contract from `new`.
+        // SAFETY: the node is pinned, only used with this chan; the producer
+        // contract from `new`.
         unsafe {
             this.chan.poll_send(
                 this.cursor,
@@ -107,20 +104,11 @@ impl<S: Storage> Future for Send<'_, S> {
 
 impl<S: Storage> Drop for Send<'_, S> {
     fn drop(&mut self) {
-        // SAFETY: a future is only dropped in place, so `node` is still
-        // pinned; it was only used with this channel.
+        // SAFETY: dropped in place, so still pinned; only used with this chan.
         if let Some(node) = unsafe { Pin::new_unchecked(&self.node) }.get() {
             // SAFETY: as above.
             unsafe { self.chan.cancel_send(node, &mut self.registered) };
         }
-    }
-}
-
-impl<S: Storage> fmt::Debug for Send<'_, S> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Send")
-            .field("waiting", &self.registered)
-            .finish_non_exhaustive()
     }
 }
 
@@ -155,9 +143,9 @@ impl<'a, S: Storage> Recv<'a, S> {
         }
     }
 
-    /// A future that receives from `chan` for a thread that parks until it
-    /// is woken ([`crate::park::block_on`]): its node says it always comes
-    /// back for a notification ([`WaitSet::notify`]).
+    /// A future that receives from `chan` for a thread that parks until
+    /// woken: its node always comes back for a notification
+    /// ([`WaitSet::notify`]).
     ///
     /// # Safety
     ///
@@ -180,17 +168,13 @@ impl<S: Storage> Future for Recv<'_, S> {
     type Output = Result<S::Item, RecvError>;
 
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "as `Chan::poll_recv`: the ready path of every receive"
-    )]
+    #[allow(clippy::inline_always, reason = "the ready path of every receive")]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // SAFETY: `node` is never moved out of the pinned future.
         let this = unsafe { self.get_unchecked_mut() };
         // SAFETY: the node is pinned with us: it is never moved out.
         let node = unsafe { Pin::new_unchecked(&mut this.node) };
-        // SAFETY: the node is pinned and only used with this chan; consumer
-        // contract from `new`.
+        // SAFETY: as in `Send::poll`, with the consumer contract.
         unsafe {
             this.chan.poll_recv(
                 this.cursor,
@@ -210,14 +194,6 @@ impl<S: Storage> Drop for Recv<'_, S> {
             // SAFETY: as above.
             unsafe { self.chan.abandon_recv(node, &mut self.registered) };
         }
-    }
-}
-
-impl<S: Storage> fmt::Debug for Recv<'_, S> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Recv")
-            .field("waiting", &self.registered)
-            .finish_non_exhaustive()
     }
 }
 
@@ -259,8 +235,7 @@ impl<S: Storage> Future for Closed<'_, S> {
 
 impl<S: Storage> Drop for Closed<'_, S> {
     fn drop(&mut self) {
-        // SAFETY: dropped in place, so the node is still pinned; it was only
-        // used with this channel.
+        // SAFETY: dropped in place, so still pinned; only used with this chan.
         unsafe {
             self.chan
                 .cancel_closed(Pin::new_unchecked(&self.node), &mut self.registered);
@@ -268,13 +243,20 @@ impl<S: Storage> Drop for Closed<'_, S> {
     }
 }
 
-impl<S: Storage> fmt::Debug for Closed<'_, S> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Closed")
-            .field("waiting", &self.registered)
-            .finish_non_exhaustive()
-    }
+/// `Debug` for the futures that wait on one node: whether they wait.
+macro_rules! debug_waiting {
+    ($($future:ident),*) => {$(
+        impl<S: Storage> fmt::Debug for $future<'_, S> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct(stringify!($future))
+                    .field("waiting", &self.registered)
+                    .finish_non_exhaustive()
+            }
+        }
+    )*};
 }
+
+debug_waiting!(Send, Recv, Closed);
 
 /// Waits for one value, then takes up to `limit - 1` more that are ready;
 /// resolves to how many it appended to the buffer (0 once the channel is
@@ -354,15 +336,13 @@ impl<S: Storage> fmt::Debug for RecvMany<'_, '_, S> {
     }
 }
 
-/// A future's waiter node, built the first time the future waits: a send or
-/// receive that completes at its first poll never writes one. Once built, it
-/// stays in place (the future is pinned) until the future is dropped.
+/// A future's waiter node, built the first time the future waits, and kept
+/// in place (the future is pinned) until the future is dropped.
 ///
-/// A node with no bytes and no drop (a single producer's or consumer's cell
-/// needs none) is there from the start and its flag is never written or
-/// read: a poll then checks nothing, and making the future stores nothing
-/// more than it would with the node embedded (a flag stored beside
-/// `registered` would be merged with it into one wider store, which the
+/// A node with no bytes and no drop (a single side's cell needs none) is
+/// there from the start and its flag is never written or read, so the
+/// future stores nothing more than with the node embedded (a flag stored
+/// beside `registered` would merge with it into one wider store, which the
 /// later one-byte load of `registered` cannot be forwarded from).
 struct LazyNode<N> {
     node: MaybeUninit<N>,
@@ -372,8 +352,7 @@ struct LazyNode<N> {
 }
 
 impl<N> LazyNode<N> {
-    /// Whether a node costs nothing to hold: no bytes to write, nothing to
-    /// drop.
+    /// Whether a node costs nothing: no bytes to write, nothing to drop.
     const FREE: bool = size_of::<N>() == 0 && !std::mem::needs_drop::<N>();
 
     /// Whether `node` holds a node.

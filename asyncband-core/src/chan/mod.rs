@@ -1,7 +1,7 @@
 //! The channel: one storage, the wait sets of its policy, and the endpoint
-//! counts. Every method of [`Chan`] lives under this folder, split by
-//! side: `send.rs` (pushing, reserving, granting capacity), `recv.rs`
-//! (popping, notifying), and `future.rs` holds the futures they drive.
+//! counts. [`Chan`]'s methods are split by side: `send.rs` (pushing,
+//! reserving, granting), `recv.rs` (popping, notifying); `future.rs` holds
+//! the futures they drive.
 //!
 //! [`Chan`] is generic over its [`Storage`]; the six public channels are
 //! instantiations of it. It owns no policy beyond who is woken when:
@@ -21,10 +21,8 @@
 //! producer or consumer passes its side's one cursor by `&mut`
 //! ([`Storage::ProducerCursor`], [`Storage::Cursor`]); with many, the cursor
 //! holds nothing. A consumer-side call is made only for a receiver still
-//! counted, since the last receiver's drain takes what is left without
-//! claiming against other consumers. The [`endpoint`](crate::endpoint)
-//! types keep these promises in their types. What is public here are the
-//! queries.
+//! counted (the last receiver's drain claims against nobody). The
+//! [`endpoint`](crate::endpoint) types keep these promises in their types.
 
 mod future;
 mod recv;
@@ -115,6 +113,18 @@ impl<S: Storage> fmt::Debug for Chan<S> {
     }
 }
 
+/// The endpoint count queries, one per counter field.
+macro_rules! counts {
+    ($($(#[$doc:meta])* $query:ident: $field:ident,)*) => {$(
+        $(#[$doc])*
+        #[must_use]
+        pub fn $query(&self) -> usize {
+            // ORDERING: Relaxed; a query.
+            self.$field.load(Ordering::Relaxed)
+        }
+    )*};
+}
+
 /// Queries: what any endpoint may ask.
 impl<S: Storage> Chan<S> {
     /// Values queued now (held units are not values).
@@ -156,32 +166,15 @@ impl<S: Storage> Chan<S> {
         self.storage.is_closed()
     }
 
-    /// Live senders.
-    #[must_use]
-    pub fn sender_count(&self) -> usize {
-        // ORDERING: Relaxed; a query.
-        self.senders.load(Ordering::Relaxed)
-    }
-
-    /// Live receivers.
-    #[must_use]
-    pub fn receiver_count(&self) -> usize {
-        // ORDERING: Relaxed; a query.
-        self.receivers.load(Ordering::Relaxed)
-    }
-
-    /// Live weak senders.
-    #[must_use]
-    pub fn weak_sender_count(&self) -> usize {
-        // ORDERING: Relaxed; a query.
-        self.weak_senders.load(Ordering::Relaxed)
-    }
-
-    /// Live weak receivers.
-    #[must_use]
-    pub fn weak_receiver_count(&self) -> usize {
-        // ORDERING: Relaxed; a query.
-        self.weak_receivers.load(Ordering::Relaxed)
+    counts! {
+        /// Live senders.
+        sender_count: senders,
+        /// Live receivers.
+        receiver_count: receivers,
+        /// Live weak senders.
+        weak_sender_count: weak_senders,
+        /// Live weak receivers.
+        weak_receiver_count: weak_receivers,
     }
 }
 
@@ -230,9 +223,8 @@ impl<S: Storage> Chan<S> {
         closed
     }
 
-    /// Wakes every waiter: receivers, senders and close waiters. A waker
-    /// that panics in one set does not keep the others asleep; the first
-    /// panic is returned for the caller to resume.
+    /// Wakes every waiter; a waker that panics in one set does not keep the
+    /// others asleep, and the first panic is returned to resume.
     #[must_use = "a waker's panic, to resume"]
     fn wake_all(&self) -> Option<Panic> {
         let mut panic = None;
@@ -262,7 +254,7 @@ impl<S: Storage> Chan<S> {
         } else {
             &*self.senders
         };
-        // ORDERING: Relaxed loads; the compare-exchange is AcqRel, ordered
+        // ORDERING: Relaxed loads; the AcqRel compare-exchange is ordered
         // against the last one's drop.
         let mut count = counter.load(Ordering::Relaxed);
         loop {
@@ -306,8 +298,7 @@ impl<S: Storage> Chan<S> {
     pub(crate) unsafe fn drop_sender(&self) {
         // ORDERING: AcqRel: the last sender sees every other sender's work.
         if self.senders.fetch_sub(1, Ordering::AcqRel) == 1 {
-            // SAFETY: the last sender is going away (this function's
-            // contract), so no other producer-side call runs.
+            // SAFETY: the last sender is going away: no producer-side call runs.
             unsafe { self.close(true) };
         }
     }

@@ -226,16 +226,11 @@ macro_rules! endpoint_common {
             /// Closes the channel: sends fail from now on, receivers drain
             /// what was sent and then see it closed. True if this call
             /// closed it.
-            #[allow(
-                clippy::must_use_candidate,
-                reason = "called for its effect; whether this call was the one that closed is incidental"
-            )]
+            #[allow(clippy::must_use_candidate, reason = "called for its effect")]
             pub fn close(&self) -> bool {
-                // A single producer closes as the producer (it then knows
-                // the boundary exactly): its operations borrow it mutably,
-                // so none runs while `&self` is held.
                 let from_producer = !Self::RECEIVES && !<S::Senders as Arity>::MANY;
-                // SAFETY: as above; any other close binds nothing.
+                // SAFETY: a single producer's operations borrow it mutably, so
+                // none runs while `&self` is held; any other close binds nothing.
                 unsafe { self.chan.close(from_producer) }
             }
         }
@@ -274,10 +269,7 @@ endpoint_common!(Consumer, Receivers);
 impl<S: Storage> Producer<S> {
     /// The right to send, for as long as `self` is borrowed.
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "a reference conversion on every send's ready path"
-    )]
+    #[allow(clippy::inline_always, reason = "every send's ready path")]
     #[must_use]
     pub fn by_ref(&mut self) -> ProducerRef<'_, S> {
         ProducerRef {
@@ -336,10 +328,7 @@ impl<S: Storage<Senders = Many>> Producer<S> {
     /// The right to send of one of many producers, for as long as `self`
     /// is borrowed.
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "a reference conversion on every send's ready path"
-    )]
+    #[allow(clippy::inline_always, reason = "every send's ready path")]
     #[must_use]
     pub fn shared(&self) -> ProducerRef<'_, S> {
         ProducerRef {
@@ -359,10 +348,7 @@ impl<S: Storage> Drop for Producer<S> {
 impl<S: Storage> Consumer<S> {
     /// The right to receive, for as long as `self` is borrowed.
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "a reference conversion on every receive's ready path"
-    )]
+    #[allow(clippy::inline_always, reason = "every receive's ready path")]
     #[must_use]
     pub fn by_ref(&mut self) -> ConsumerRef<'_, S> {
         let own = self.cursor.as_deref_mut().map(|cursor| &mut **cursor);
@@ -386,9 +372,8 @@ impl<S: Storage> Consumer<S> {
         // SAFETY: a single consumer keeps its cursor (field `cursor`).
         let cursor = unsafe { cursor_of::<S::Receivers, _>(own) };
         let PollWait { node, registered } = wait;
-        // SAFETY: the consumer contract (this consumer's cursor); the node is
-        // pinned in its box, only used with this channel, and withdrawn by
-        // `stop_waiting` or the consumer's drop.
+        // SAFETY: this consumer's cursor; the node is pinned in its box, only
+        // used with this channel, and withdrawn by `stop_waiting` or the drop.
         unsafe {
             chan.poll_recv(
                 cursor,
@@ -426,10 +411,7 @@ impl<S: Storage<Receivers = Many>> Consumer<S> {
     /// The right to receive of one of many consumers, for as long as
     /// `self` is borrowed.
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "a reference conversion on every receive's ready path"
-    )]
+    #[allow(clippy::inline_always, reason = "every receive's ready path")]
     #[must_use]
     pub fn shared(&self) -> ConsumerRef<'_, S> {
         ConsumerRef {
@@ -448,8 +430,7 @@ impl<S: Storage> Drop for Consumer<S> {
 }
 
 /// Counts an endpoint out of its channel when dropped, also while a waker
-/// unwinds out of what its endpoint's drop did before: the last sender
-/// closes the channel, the last receiver also drains it.
+/// unwinds out of its endpoint's drop.
 struct DropCounted<'a, S: Storage>(&'a Chan<S>, bool);
 
 impl<S: Storage> Drop for DropCounted<'_, S> {
@@ -540,10 +521,7 @@ pub struct ProducerRef<'a, S: Storage> {
 impl<'a, S: Storage> ProducerRef<'a, S> {
     /// A shorter right, for an operation whose result outlives the call.
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "a reference conversion on every send's ready path"
-    )]
+    #[allow(clippy::inline_always, reason = "every send's ready path")]
     #[must_use]
     pub fn reborrow(&mut self) -> ProducerRef<'_, S> {
         ProducerRef {
@@ -554,10 +532,7 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
 
     /// The producer's cursor, for this right's own use.
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "a reference conversion on every send's ready path"
-    )]
+    #[allow(clippy::inline_always, reason = "every send's ready path")]
     fn cursor(&mut self) -> &mut S::ProducerCursor {
         // SAFETY: a single producer's right has its cursor (field `turns`).
         unsafe { cursor_of::<S::Senders, _>(self.turns.as_deref_mut().map(Turns::get_mut)) }
@@ -575,12 +550,6 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
         unsafe { Pusher::new(self.chan, self.turns.map(|turns| &*turns)) }
     }
 
-    /// The channel, for queries.
-    #[must_use]
-    pub fn chan(&self) -> &'a Chan<S> {
-        self.chan
-    }
-
     /// Sends `value` if there is capacity now.
     ///
     /// # Errors
@@ -589,10 +558,7 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
     /// or senders are queued ahead, and in [`TrySendError::Disconnected`]
     /// when the channel is closed.
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "every try send's ready path; out of line it costs a call per message"
-    )]
+    #[allow(clippy::inline_always, reason = "every try send's ready path")]
     pub fn try_send(&mut self, value: S::Item) -> Result<(), TrySendError<S::Item>> {
         let chan = self.chan;
         // SAFETY: this right's cursor (field `turns`).
@@ -608,10 +574,7 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
     /// passes first, and in [`SendTimeoutError::Disconnected`] when the
     /// channel is closed.
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "every blocking send's ready path; out of line it costs a call per message"
-    )]
+    #[allow(clippy::inline_always, reason = "every blocking send's ready path")]
     pub fn send_blocking(
         &mut self,
         value: S::Item,
@@ -687,11 +650,26 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
     }
 }
 
-impl<S: Storage> fmt::Debug for ProducerRef<'_, S> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ProducerRef").finish_non_exhaustive()
-    }
+/// What both sides' borrowed rights answer the same way.
+macro_rules! right_common {
+    ($($right:ident),*) => {$(
+        impl<'a, S: Storage> $right<'a, S> {
+            /// The channel, for queries.
+            #[must_use]
+            pub fn chan(&self) -> &'a Chan<S> {
+                self.chan
+            }
+        }
+
+        impl<S: Storage> fmt::Debug for $right<'_, S> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct(stringify!($right)).finish_non_exhaustive()
+            }
+        }
+    )*};
 }
+
+right_common!(ProducerRef, ConsumerRef);
 
 /// The right to act as a consumer, borrowed from a [`Consumer`]. Not
 /// `Clone`; as [`ProducerRef`] on the other side.
@@ -720,25 +698,16 @@ pub struct ConsumerRef<'a, S: Storage> {
     cursor: &'a mut S::Cursor,
 }
 
-impl<'a, S: Storage> ConsumerRef<'a, S> {
+impl<S: Storage> ConsumerRef<'_, S> {
     /// A shorter right, for an operation whose result outlives the call.
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "a reference conversion on every receive's ready path"
-    )]
+    #[allow(clippy::inline_always, reason = "every receive's ready path")]
     #[must_use]
     pub fn reborrow(&mut self) -> ConsumerRef<'_, S> {
         ConsumerRef {
             chan: self.chan,
             cursor: self.cursor,
         }
-    }
-
-    /// The channel, for queries.
-    #[must_use]
-    pub fn chan(&self) -> &'a Chan<S> {
-        self.chan
     }
 
     /// Receives the next value if one is ready.
@@ -749,10 +718,7 @@ impl<'a, S: Storage> ConsumerRef<'a, S> {
     /// [`TryRecvError::Disconnected`] when the channel is closed and
     /// drained.
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "every try receive's ready path; out of line it costs a call per message"
-    )]
+    #[allow(clippy::inline_always, reason = "every try receive's ready path")]
     pub fn try_recv(&mut self) -> Result<S::Item, TryRecvError> {
         // SAFETY: the consumer contract (field `cursor`).
         unsafe { self.chan.try_recv(self.cursor) }
@@ -767,10 +733,7 @@ impl<'a, S: Storage> ConsumerRef<'a, S> {
     /// [`RecvTimeoutError::Disconnected`] when the channel is closed and
     /// drained.
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "every blocking receive's ready path; out of line it costs a call per message"
-    )]
+    #[allow(clippy::inline_always, reason = "every blocking receive's ready path")]
     pub fn recv_blocking(
         &mut self,
         deadline: Option<Instant>,
@@ -813,12 +776,6 @@ impl<'a, S: Storage> ConsumerRef<'a, S> {
     pub fn recv_many<'b>(self, buf: &'b mut Vec<S::Item>, limit: usize) -> RecvMany<'a, 'b, S> {
         // SAFETY: as in `recv`.
         unsafe { RecvMany::new(self.chan, self.cursor, buf, limit) }
-    }
-}
-
-impl<S: Storage> fmt::Debug for ConsumerRef<'_, S> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ConsumerRef").finish_non_exhaustive()
     }
 }
 

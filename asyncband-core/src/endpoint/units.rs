@@ -3,12 +3,11 @@
 //! that the units own), and the one future that waits in line for them,
 //! [`Reserve`].
 //!
-//! A unit is one slot's worth of a bounded channel's capacity, taken out of
-//! the free pool (see [`Capacity`](crate::storage::Capacity)). Only this
-//! module makes `Units`, from capacity just reserved, so a `Units` value is
-//! the proof that its units are held: sending through one uses it up,
-//! dropping the rest gives them back. Nothing else returns capacity, so no
-//! safe call can free a unit nobody holds.
+//! A unit is one slot's worth of capacity taken out of the free pool (see
+//! [`Capacity`](crate::storage::Capacity)). Only this module makes `Units`,
+//! from capacity just reserved, so a `Units` value proves its units are
+//! held, and nothing else returns capacity: no safe call frees a unit
+//! nobody holds.
 
 use std::fmt;
 use std::future::Future;
@@ -20,7 +19,7 @@ use std::task::{Context, Poll};
 use super::{Producer, conjured};
 use crate::arity::Many;
 use crate::chan::{Chan, TxNode};
-use crate::error::SendError;
+use crate::error::{SendError, TrySendError};
 use crate::storage::{Storage, Turns};
 
 mod sealed {
@@ -60,9 +59,8 @@ pub struct Pusher<'a, S: Storage> {
     chan: &'a Chan<S>,
     /// # Safety
     ///
-    /// `Some` exactly with a single producer, whose right the units took, so
-    /// that no one else uses the cursor while they live; pushes through
-    /// them take turns at it.
+    /// `Some` exactly with a single producer, whose right the units took:
+    /// only pushes through them, taking turns, use the cursor for `'a`.
     turns: Option<&'a Turns<S::ProducerCursor>>,
 }
 
@@ -77,9 +75,7 @@ impl<S: Storage> Copy for Pusher<'_, S> {}
 impl<'a, S: Storage> Pusher<'a, S> {
     /// # Safety
     ///
-    /// `turns` as for the field: `Some` with a single producer and `None`
-    /// with many; no one but pushers made from these parts uses the cursor
-    /// for `'a`.
+    /// `turns` as for the field.
     pub(super) unsafe fn new(
         chan: &'a Chan<S>,
         turns: Option<&'a Turns<S::ProducerCursor>>,
@@ -105,9 +101,8 @@ impl<S: Storage> Holder for Pusher<'_, S> {
 
     #[inline]
     unsafe fn push(&self, value: S::Item) -> Result<(), SendError<S::Item>> {
-        // SAFETY: the caller's unit; the cursor is a turn at a single
-        // producer's (only pushers use it while they live) or, with many
-        // producers, one that holds nothing.
+        // SAFETY: the caller's unit; a turn at a single producer's cursor
+        // (field `turns`), or many producers' empty one.
         let pushed = unsafe {
             if <S::Senders as crate::arity::Arity>::MANY {
                 self.chan.push_unit(conjured(), value)
@@ -140,13 +135,8 @@ impl<S: Storage<Senders = Many>> Holder for Producer<S> {
 
     #[inline]
     unsafe fn push(&self, value: S::Item) -> Result<(), SendError<S::Item>> {
-        // SAFETY: the caller's unit; many producers: the cursor holds
-        // nothing.
-        let pushed = unsafe { self.chan.push_unit(conjured(), value) };
-        if pushed.is_ok() {
-            self.chan.pushed_unit();
-        }
-        pushed
+        // SAFETY: the caller's unit; many producers have no cursor to lend.
+        unsafe { Pusher::new(&self.chan, None).push(value) }
     }
 
     fn for_units(slot: &mut Option<Self>) -> Self {
@@ -280,8 +270,7 @@ impl<H: Holder> Drop for Units<H> {
     #[inline]
     fn drop(&mut self) {
         if self.n > 0 {
-            // SAFETY: the `n` units left are held (field `n`) and given up
-            // here.
+            // SAFETY: the `n` units left are held (field `n`), given up here.
             unsafe { self.holder.chan().return_units(self.n) };
         }
     }
@@ -300,13 +289,10 @@ impl<S: Storage<Senders = Many>> Producer<S> {
     ///
     /// # Errors
     ///
-    /// Hands the producer back in
-    /// [`TrySendError::Full`](crate::error::TrySendError::Full) when no unit
-    /// is free or senders are queued ahead, and in
-    /// [`TrySendError::Disconnected`](crate::error::TrySendError::Disconnected)
-    /// when the channel is closed.
-    pub fn try_reserve_owned(self) -> Result<Units<Self>, crate::error::TrySendError<Self>> {
-        use crate::error::TrySendError;
+    /// Hands the producer back in [`TrySendError::Full`] when no unit is
+    /// free or senders are queued ahead, and in
+    /// [`TrySendError::Disconnected`] when the channel is closed.
+    pub fn try_reserve_owned(self) -> Result<Units<Self>, TrySendError<Self>> {
         // SAFETY: this producer acts as one; the unit goes to the value.
         match unsafe { self.chan.try_reserve(1) } {
             // SAFETY: the unit just reserved goes to the value.
@@ -406,8 +392,7 @@ impl<H: Holder> Future for Reserve<H> {
 
 impl<H: Holder> Drop for Reserve<H> {
     fn drop(&mut self) {
-        // A completed reservation is not registered: with no holder left,
-        // nothing is to withdraw.
+        // With no holder left it completed, so it is not registered.
         if let Some(holder) = &self.holder {
             // SAFETY: dropped in place, so the node is still pinned; it was
             // only used with the holder's channel.

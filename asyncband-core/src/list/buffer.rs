@@ -56,10 +56,7 @@ pub struct Block<T, S> {
 impl<T, S: Stamp> Block<T, S> {
     /// A new block, on the heap: built in place, so that no block (for a
     /// large payload, megabytes) and no slot is ever on the stack.
-    #[allow(
-        clippy::unnecessary_box_returns,
-        reason = "every caller wants the block on the heap (`Box::into_raw`); boxing here keeps it that way"
-    )]
+    #[allow(clippy::unnecessary_box_returns, reason = "wanted on the heap")]
     pub(super) fn new() -> Box<Self> {
         let mut block = Box::<Self>::new_uninit();
         let this = block.as_mut_ptr();

@@ -39,8 +39,7 @@ pub trait Watch<T>: Tail<T> {
         front: &ListFront<T, Self::Stamp>,
     ) -> Result<(), PopError>;
 
-    /// As [`Watch::ready`], for a peek: whether the value of `front` is
-    /// published.
+    /// As [`Watch::ready`], for a peek.
     ///
     /// # Safety
     ///
@@ -58,15 +57,9 @@ impl TailCache {
         if head < self.0 {
             return self.0;
         }
-        // ORDERING: SeqCst: acquires the producer's writes, and is the
-        // waiting consumer's re-check paired with its SeqCst publish.
-        // The tail, then the close flag; with the flag up, settle only with
-        // a second load of the tail, made after it (`Boundary` module docs).
-        let mut end = tail.index.load_sc();
-        if tail.boundary.is_closed() {
-            end = tail.index.load_sc();
-            end = end.min(tail.boundary.settle(end));
-        }
+        // ORDERING: SeqCst: the waiting consumer's re-check, paired with the
+        // producer's publish.
+        let end = tail.boundary.readable_end(|| tail.index.load_sc());
         self.0 = end;
         end
     }
@@ -89,12 +82,7 @@ impl<T, W: Wait> Watch<T> for OneTail<T, W> {
     ) -> Result<(), PopError> {
         let index = front.index;
         if index >= seen.readable_end(self, index) {
-            let closed = self.boundary.frozen().is_some_and(|end| index >= end);
-            return Err(if closed {
-                PopError::Closed
-            } else {
-                PopError::Empty
-            });
+            return Err(self.boundary.nothing_at(index));
         }
         Ok(())
     }
@@ -117,9 +105,8 @@ impl<T, W: Wait> Watch<T> for ManyTail<T, W> {
         // SAFETY: the head block is alive while the consumer is on it
         // (caller's contract).
         let slot = unsafe { &*front.slot };
-        // An acquire load (`SeqCst` for a large value, the re-check of a
-        // consumer that registered), paired with the producer's store in
-        // `write`.
+        // Acquire (`SeqCst` for a large value: the re-check of a consumer
+        // that registered), paired with the producer's store in `write`.
         if slot.published() != readable(index) {
             // ORDERING: SeqCst: the waiting consumer's re-check, paired
             // with the producers' SeqCst claims.
@@ -143,21 +130,17 @@ impl<T, W: Wait> Watch<T> for ManyTail<T, W> {
     }
 }
 
-/// A single consumer's end: the index and block its cursor ([`OneHeadCursor`])
-/// gives the right to move, published for queries and for the drain.
+/// A single consumer's end: the index and block that only its cursor
+/// ([`OneHeadCursor`]) moves, published for queries, cursors and the drop.
 pub struct OneHead<T, Tx: Watch<T>> {
-    /// The index of the next value; written only by the consumer, read by
-    /// queries.
+    /// The index of the next value.
     index: AtomicU64,
-    /// The block holding `index`; written only by the consumer, read when a
-    /// cursor is made and when the list is dropped.
+    /// The block holding `index`.
     block: AtomicPtr<Block<T, Tx::Stamp>>,
 }
 
 /// The cursor of a list's single consumer ([`Storage::Cursor`]): its block
-/// and what it keeps of the producers' end (a copy of a single producer's
-/// index, else nothing). Its index is the head's word, which only the
-/// cursor's holder writes.
+/// and what it keeps of the producers' end. Its index is the head's word.
 ///
 /// [`Storage::Cursor`]: crate::storage::Storage::Cursor
 pub struct OneHeadCursor<T, Tx: Watch<T>> {
@@ -165,9 +148,8 @@ pub struct OneHeadCursor<T, Tx: Watch<T>> {
     seen: Tx::Seen,
 }
 
-// SAFETY: the block pointer is into the list the cursor belongs to, and a
-// cursor acts only together with its channel, whose own `Send` and `Sync`
-// carry `T: Send`; a shared reference reaches only the copy of the tail.
+// SAFETY: the block pointer is into the cursor's list, and a cursor acts
+// only with its channel, whose `Send` and `Sync` carry `T: Send`.
 unsafe impl<T, Tx: Watch<T>> Send for OneHeadCursor<T, Tx> {}
 // SAFETY: as for `Send`.
 unsafe impl<T, Tx: Watch<T>> Sync for OneHeadCursor<T, Tx> {}
@@ -208,17 +190,15 @@ impl<T, Tx: Watch<T>> OneHead<T, Tx> {
     ) {
         let next = step(index);
         if next != index + 1 {
-            // ORDERING: Acquire pairs with the producer's Release link,
-            // made before it published this last slot.
+            // ORDERING: Acquire pairs with the producer's Release link.
             // SAFETY: the head block is alive until we recycle it below.
             let following = unsafe { (*block).next.load(Ordering::Acquire) };
             cursor.block = following;
-            // ORDERING: Relaxed; read by a cursor made later or by the drop,
-            // each after this consumer's work (same thread, or handed over).
+            // ORDERING: Relaxed; read by a later cursor or the drop, after
+            // this consumer's work (same thread, or handed over).
             self.block.store(following, Ordering::Relaxed);
-            // SAFETY: every slot of `block` has been read by this (only)
-            // consumer, and producers never dereference a block they have
-            // moved past.
+            // SAFETY: this only consumer read every slot of `block`, and
+            // producers never dereference a block they moved past.
             unsafe { pool.put(block) };
         }
         // ORDERING: Relaxed; the consumer's own index, read by queries.
@@ -238,8 +218,7 @@ impl<T, Tx: Watch<T>> Head<T, Tx> for OneHead<T, Tx> {
     }
 
     fn cursor(&self) -> OneHeadCursor<T, Tx> {
-        // ORDERING: Relaxed; where the consumer's pops have left them, in
-        // this thread or before its endpoint was handed over.
+        // ORDERING: Relaxed; where the consumer's pops left them.
         let index = self.index.load(Ordering::Relaxed);
         OneHeadCursor {
             block: self.block.load(Ordering::Relaxed),
@@ -262,11 +241,9 @@ impl<T, Tx: Watch<T>> Head<T, Tx> for OneHead<T, Tx> {
 
     #[inline]
     unsafe fn take_front(&self, front: &mut ListFront<T, Tx::Stamp>) -> T {
-        // SAFETY: the front's block stays alive until the front is released
-        // (`advance_one` recycles it after the read); `slot` is in it.
+        // SAFETY: the front's block lives until the front is released.
         let slot = unsafe { &*front.slot };
-        // SAFETY: published (checked in `front`) and owned by this, the
-        // only, consumer.
+        // SAFETY: published (checked in `front`), and this consumer's alone.
         unsafe { slot.read() }
     }
 
@@ -277,19 +254,16 @@ impl<T, Tx: Watch<T>> Head<T, Tx> for OneHead<T, Tx> {
         pool: &Pool<T, Tx::Stamp>,
         front: ListFront<T, Tx::Stamp>,
     ) {
-        // SAFETY: the single consumer's cursor; `index` is its head, in
-        // `block` (both from `front`).
+        // SAFETY: the single consumer's cursor, at `front`.
         unsafe { self.advance_one(cursor, pool, front.block, front.index) };
     }
 
     unsafe fn peek<'a>(&'a self, cursor: &'a mut OneHeadCursor<T, Tx>, tail: &Tx) -> Option<&'a T> {
         let front = self.at(cursor);
-        // SAFETY: `front` is the head of the single consumer's cursor, the
-        // only one in use (caller's contract).
+        // SAFETY: as in `front`.
         let ready = unsafe { tail.peekable(&mut cursor.seen, &front) };
-        // SAFETY: published, and kept in place while the reference lives:
-        // only the consumer could move it, which needs `cursor`, borrowed
-        // as long; the head block is alive while the consumer is on it.
+        // SAFETY: published, and left in place while `cursor`, which moving
+        // it needs, is borrowed; the head block lives while the head is on it.
         ready.then(|| unsafe { (*front.slot).get() })
     }
 
@@ -314,8 +288,7 @@ impl<T, Tx: Watch<T>> std::fmt::Debug for OneHead<T, Tx> {
 /// on the claim word, an index a producer has claimed (module docs of `list`).
 pub struct ManyHead<T, W: Wait> {
     /// The claim word: the next index to claim (on a sentinel while the
-    /// consumer that took a block's last slot moves the head to the next
-    /// block).
+    /// head moves to the next block).
     index: AtomicU64,
     /// The block holding `index` (or the one before it while `index` is on
     /// a sentinel).
@@ -341,8 +314,7 @@ impl<T, W: Wait> ManyHead<T, W> {
             // ORDERING: SeqCst: the waiting consumer's re-check, paired with
             // the producers' SeqCst claims.
             let word = tail.word.load_sc();
-            // A sentinel tail sorts below the next block's first index, so
-            // `<=` also covers a tail that is still moving to that block.
+            // `<=` also covers a sentinel tail, still moving to the block.
             if word >> 1 <= index {
                 return Err(if word & CLOSED != 0 {
                     PopError::Closed
@@ -375,8 +347,7 @@ impl<T, W: Wait> ManyHead<T, W> {
     #[cold]
     #[inline(never)]
     unsafe fn leave_block(&self, block: *mut Block<T, Stamped>) {
-        // We hold the sentinel: the producer of this slot links the next
-        // block right after its claim.
+        // The producer of this slot links the next block after its claim.
         let mut spins = 0;
         let following = loop {
             // SAFETY: the block lives until its last slot (ours) is read.
@@ -405,8 +376,7 @@ impl<T, W: Wait> ManyHead<T, W> {
     unsafe fn retire_block(pool: &Pool<T, Stamped>, block: *mut Block<T, Stamped>, first: u64) {
         // SAFETY: the block lives until we put it in the pool below.
         let slots = unsafe { &(*block).slots };
-        // The block's indices are consecutive, so each slot's mark is the
-        // one before it plus one step of `consumed`.
+        // Consecutive indices: each mark is one step after the one before.
         let mut mark = consumed(first);
         for other in slots {
             // ORDERING: Acquire pairs with each reader's Release mark, so
@@ -420,9 +390,7 @@ impl<T, W: Wait> ManyHead<T, W> {
         // dereference a block the ends have moved past.
         unsafe { pool.put(block) };
     }
-}
 
-impl<T, W: Wait> ManyHead<T, W> {
     /// Waits until `slot` carries `mark`: its reader has not marked it yet.
     #[cold]
     #[inline(never)]
@@ -457,8 +425,7 @@ impl<T, W: Wait> Head<T, ManyTail<T, W>> for ManyHead<T, W> {
     ) -> Result<ListFront<T, Stamped>, PopError> {
         let (index, block) = self.claim_head(tail)?;
         if (index % LAP) + 1 == BLOCK as u64 {
-            // The block crossing is out of line (`leave_block`,
-            // `retire_block`), so that the common read inlines.
+            // Out of line, so that the common read inlines.
             // SAFETY: we claimed the sentinel `index` of `block`.
             unsafe { self.leave_block(block) };
         }
@@ -470,8 +437,7 @@ impl<T, W: Wait> Head<T, ManyTail<T, W>> for ManyHead<T, W> {
     #[inline]
     unsafe fn take_front(&self, front: &mut ListFront<T, Stamped>) -> T {
         let index = front.index;
-        // SAFETY: the front's block stays alive until the front is released
-        // (`retire_block` recycles it after every read); `slot` is in it.
+        // SAFETY: the front's block lives until every front is released.
         let slot = unsafe { &*front.slot };
         // A claimed index may still be being written.
         let mut spins = 0;
@@ -479,8 +445,7 @@ impl<T, W: Wait> Head<T, ManyTail<T, W>> for ManyHead<T, W> {
         while slot.stamp.load(Ordering::Acquire) != readable(index) {
             pause::<W>(&mut spins);
         }
-        // SAFETY: published (just checked) and owned by this consumer, the
-        // winner of the claim.
+        // SAFETY: published (just checked), and ours by the claim.
         unsafe { slot.read() }
     }
 
@@ -495,8 +460,7 @@ impl<T, W: Wait> Head<T, ManyTail<T, W>> for ManyHead<T, W> {
         let offset = index % LAP;
         // SAFETY: as in `take_front`.
         let slot = unsafe { &*slot };
-        // ORDERING: Release pairs with the retiring consumer's Acquire
-        // check.
+        // ORDERING: Release pairs with the retiring consumer's Acquire.
         Stamp::store(&slot.stamp, consumed(index), Ordering::Release);
         if offset + 1 == BLOCK as u64 {
             // SAFETY: we read the last slot of `block`, whose first index
@@ -506,8 +470,7 @@ impl<T, W: Wait> Head<T, ManyTail<T, W>> for ManyHead<T, W> {
     }
 
     unsafe fn peek<'a>(&'a self, (): &'a mut (), tail: &ManyTail<T, W>) -> Option<&'a T> {
-        // ORDERING: Relaxed; the caller is the only consumer, reading its
-        // own state.
+        // ORDERING: Relaxed; the only consumer reads its own state.
         let index = self.index.load(Ordering::Relaxed);
         let block = self.block.load(Ordering::Relaxed);
         // SAFETY: the head block is alive while the consumer is on it.
@@ -515,9 +478,8 @@ impl<T, W: Wait> Head<T, ManyTail<T, W>> for ManyHead<T, W> {
         let front = ListFront { index, block, slot };
         // SAFETY: the only consumer (caller's contract); `front` is its head.
         let ready = unsafe { tail.peekable(&mut (), &front) };
-        // SAFETY: published, and kept in place while the reference lives
-        // (caller's contract); the head block is alive while the consumer is
-        // on it.
+        // SAFETY: published, and left in place while the reference lives (the
+        // only consumer's peek); the head block lives while the head is on it.
         ready.then(|| unsafe { (*slot).get() })
     }
 

@@ -11,17 +11,15 @@
 //! # Producers
 //!
 //! Many producers share a claim word (`index << 1 | CLOSED`) and claim with
-//! one compare-exchange; a loser waits a few spin hints before retrying, so
-//! as not to take the word's line from the winner each time. While the word
-//! sits on a sentinel they wait for the producer that took the last slot to
-//! store the next block (drawn from the pool, or allocated, *before* that
-//! claim, so this takes a couple of stores) and move the word on. As the
-//! tail block changes only while the word is on a sentinel, a producer whose
-//! compare-exchange succeeds knows the block pointer it loaded after the
-//! word is the right one; no producer dereferences a block before its claim
+//! one compare-exchange (a loser waits a few spin hints before retrying).
+//! While the word sits on a sentinel they wait for the producer that took
+//! the last slot to store the next block (taken *before* that claim) and
+//! move the word on. As the tail block changes only then, a producer whose
+//! compare-exchange succeeds knows the block it loaded after the word is
+//! the right one; no producer dereferences a block before its claim
 //! succeeds, so retired blocks can be freed. A single producer owns its
-//! index, publishes it through its fence (`SeqCst`, or a release store while
-//! nobody waits), and closes through a `Boundary` (private `boundary` module).
+//! index, publishes it through its fence, and closes through a `Boundary`
+//! (private `boundary` module).
 //!
 //! # Consumers
 //!
@@ -41,16 +39,11 @@
 //!
 //! # Files
 //!
-//! The cursors are types, one per arity of each end; [`ListTopology`] picks
-//! the two ends for each supported pair of arities, and [`List`], here,
-//! holds the blocks between them and implements [`Storage`] through them.
-//!
-//! - `buffer.rs`: the blocks, the pool, the index arithmetic, and the
-//!   traits of the two ends.
-//! - `tail.rs`: [`OneTail`] (its own index, its fence and a `Boundary`) and
-//!   [`ManyTail`] (the claim word with the close bit).
-//! - `head.rs`: [`OneHead`] (its own index and, with a single producer, its
-//!   copy of the producer's) and [`ManyHead`] (the consumers' claim word).
+//! [`ListTopology`] picks an end type per arity of each side, and [`List`]
+//! holds the blocks between them and implements [`Storage`] through them:
+//! `buffer.rs` has the blocks, the pool, the index arithmetic and the ends'
+//! traits; `tail.rs` [`OneTail`] and [`ManyTail`]; `head.rs` [`OneHead`]
+//! and [`ManyHead`].
 
 use crossbeam_utils::CachePadded;
 
@@ -69,10 +62,7 @@ pub use head::{ManyHead, OneHead, OneHeadCursor, TailCache};
 pub use tail::{ManyTail, OneTail, OneTailCursor};
 
 /// The ends of a list for a supported pair of producer and consumer
-/// arities, `(Senders, Receivers)`: `(One, One)`, `(Many, One)` and
-/// `(Many, Many)` (sealed through [`Topology`]). A single consumer of a
-/// single producer keeps a copy of the producer's index; a single consumer
-/// of many producers reads the slot stamps instead.
+/// arities, `(Senders, Receivers)` (sealed through [`Topology`]).
 pub trait ListTopology: Topology {
     /// The producers' end, under wait policy `W`.
     type Tail<T, W: Wait>: buffer::Tail<T>;
@@ -139,8 +129,7 @@ type CursorOf<T, P, C, W> =
 type ProducerCursorOf<T, P, C, W> = <TailOf<T, P, C, W> as Tail<T>>::Cursor;
 
 // SAFETY: values move between threads through the list, so `T: Send` is
-// required and sufficient; shared cells are guarded by the protocol in the
-// module docs.
+// required and enough; shared cells follow the module docs' protocol.
 unsafe impl<T: Send, P: Arity, C: Arity, W: Wait> Send for List<T, P, C, W> where
     (P, C): ListTopology
 {
@@ -260,10 +249,7 @@ where
         position(self.head.index())
     }
 
-    #[allow(
-        clippy::cast_possible_truncation,
-        reason = "every value counted sits in an allocated block, so the count fits in `usize`"
-    )]
+    #[allow(clippy::cast_possible_truncation, reason = "values fit in memory")]
     fn len(&self) -> usize {
         let head = position(self.head.index());
         position(self.tail.end()).saturating_sub(head) as usize
@@ -303,8 +289,8 @@ where
         cursor: &mut ProducerCursorOf<T, P, C, W>,
         value: T,
     ) -> Result<(), T> {
-        // SAFETY: the caller's contract is that of `push`; a list holds no
-        // units, so the unit needs no giving back.
+        // SAFETY: the caller's contract is that of `push`; a list counts no
+        // units to give back.
         unsafe { self.tail.push(cursor, &self.pool, value) }.map_err(|err| match err {
             PushError::Full(value) | PushError::Closed(value) => value,
         })
@@ -324,9 +310,8 @@ impl<T, P: Arity, C: Arity, W: Wait> List<T, P, C, W>
 where
     (P, C): ListTopology,
 {
-    /// The last consumer's step: drops every value still queued (waiting
-    /// out a push in flight), through a cursor made where the consumers
-    /// left the head.
+    /// Drops every value still queued (waiting out a push in flight),
+    /// through a cursor made where the consumers left the head.
     ///
     /// # Safety
     ///
@@ -352,9 +337,8 @@ where
     (P, C): ListTopology,
 {
     fn drop(&mut self) {
-        // Every endpoint is gone, so nothing is in flight: drop the values
-        // (blocks the head leaves go to the pool), then the blocks left,
-        // also when a value's destructor panics out of the drain.
+        // Nothing is in flight: drop the values, then the blocks left, also
+        // when a value's destructor panics out of the drain.
         let _blocks = FreeBlocks(self);
         // SAFETY: `&mut self`: the only consumer.
         unsafe { self.drop_queued() };
@@ -373,9 +357,8 @@ where
     fn drop(&mut self) {
         let mut block = self.0.head.block();
         while !block.is_null() {
-            // SAFETY: the list is being dropped, so we own every block; each
-            // came from a `Box`, and the drain before this left no value in
-            // any of them.
+            // SAFETY: the list is being dropped, so we own every block, each
+            // from a `Box` and emptied by the drain.
             // ORDERING: Relaxed; the list is being dropped (`&mut`).
             let next = unsafe { (*block).next.load(Ordering::Relaxed) };
             // SAFETY: as above; `block` is not in the pool (the pool only

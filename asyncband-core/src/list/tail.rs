@@ -5,13 +5,12 @@
 
 use std::marker::PhantomData;
 use std::ptr;
-use std::sync::atomic::compiler_fence;
 
 use crossbeam_utils::CachePadded;
 
 use super::buffer::{BLOCK, Block, LAP, Pool, Tail, step};
 use crate::arity::{Many, One};
-use crate::boundary::Boundary;
+use crate::boundary::{Boundary, publish};
 use crate::slot::{NoStamp, Stamped, is_large, readable};
 use crate::storage::PushError;
 use crate::sync::{AtomicPtr, AtomicU64, Ordering, SeqCst};
@@ -20,15 +19,12 @@ use crate::wait::{Fence, Wait, pause};
 /// The close bit of [`ManyTail::word`].
 pub(super) const CLOSED: u64 = 1;
 
-/// A single producer's end: the index it publishes each value with, one
-/// store of the index after the value (`SeqCst`, or a release store while
-/// its `Fence` is plain); it writes its slots with plain stores.
+/// A single producer's end: the index it publishes each value with
+/// (`boundary::publish`), after writing its slot with plain stores.
 pub struct OneTail<T, W: Wait> {
     /// The index of the next value; every index before it is published.
-    /// Written only by the single producer, read by the consumer and queries.
     pub(super) index: AtomicU64,
-    /// The block the producer last moved to, for a new cursor; the
-    /// producer's cursor keeps its own copy.
+    /// The block the producer last moved to, for a new cursor.
     block: AtomicPtr<Block<T, NoStamp>>,
     /// The close flag and frozen end; read-mostly, on a line of its own.
     pub(super) boundary: CachePadded<Boundary>,
@@ -36,18 +32,15 @@ pub struct OneTail<T, W: Wait> {
     fence: CachePadded<W::Fence>,
 }
 
-/// The single producer's cursor ([`Storage::ProducerCursor`]), which its
-/// endpoint keeps: the block it writes into. Its index is the one it
-/// publishes, [`OneTail`]'s.
+/// The single producer's cursor ([`Storage::ProducerCursor`]): the block it
+/// writes into. Its index is [`OneTail`]'s.
 ///
 /// [`Storage::ProducerCursor`]: crate::storage::Storage::ProducerCursor
 pub struct OneTailCursor<T> {
     block: *mut Block<T, NoStamp>,
 }
 
-// SAFETY: the block pointer is into the list the cursor belongs to, and a
-// cursor acts only together with its channel, whose own `Send` and `Sync`
-// carry `T: Send`; a shared reference reaches nothing.
+// SAFETY: as for `OneHeadCursor`; a shared reference reaches nothing.
 unsafe impl<T> Send for OneTailCursor<T> {}
 // SAFETY: as for `Send`.
 unsafe impl<T> Sync for OneTailCursor<T> {}
@@ -59,8 +52,7 @@ impl<T> std::fmt::Debug for OneTailCursor<T> {
 }
 
 impl<T, W: Wait> OneTail<T, W> {
-    /// Claims and writes without atomics on the index, then publishes it as
-    /// [`OneTail`] says.
+    /// Claims and writes without atomics on the index, then publishes it.
     ///
     /// # Safety
     ///
@@ -82,22 +74,12 @@ impl<T, W: Wait> OneTail<T, W> {
         }
         // SAFETY: the single producer, by `cursor`.
         let fenced = unsafe { self.fence.fenced(next) };
-        // SAFETY: the single producer owns `index`, in `block`, until it
-        // publishes it below.
+        // SAFETY: the single producer owns `index`, in `block`, until below.
         let slot = unsafe { &(*block).slots[(index % LAP) as usize] };
         // SAFETY: as above; the slot holds no value.
         unsafe { slot.write(value) };
-        // Releases the value (and the link) to the consumer; when fenced,
-        // the notifier half of the race with a waiting consumer and with a
-        // receiver-side close.
-        if fenced {
-            self.index.store_sc(next);
-        } else {
-            // ORDERING: Release pairs with the consumer's acquiring (SeqCst)
-            // load of the index; waiters are covered by their barrier.
-            self.index.store_at(next, Ordering::Release);
-            compiler_fence(Ordering::SeqCst);
-        }
+        // Releases the value (and the link) to the consumer.
+        publish(&self.index, next, fenced);
         if self.boundary.is_closed() {
             // SAFETY: the single producer, just after publishing `index`.
             return unsafe { self.settle_push(cursor, block, index, next) };
@@ -106,8 +88,7 @@ impl<T, W: Wait> OneTail<T, W> {
     }
 
     /// After publishing the value at `index` (in `block`) on a closing
-    /// channel: settles the boundary and, when it excludes the value, takes
-    /// the value back. Out of line, as `link_next_block`.
+    /// channel: settles the boundary and takes back a value it excludes.
     ///
     /// # Safety
     ///
@@ -134,8 +115,8 @@ impl<T, W: Wait> OneTail<T, W> {
     }
 
     /// At the last slot of its tail block: installs the next block (from
-    /// `pool`) before the value (and the index past it) is published. Out
-    /// of line, so that the common push stays small enough to inline.
+    /// `pool`) before the value is published. Out of line, so that the
+    /// common push inlines.
     ///
     /// # Safety
     ///
@@ -148,8 +129,8 @@ impl<T, W: Wait> OneTail<T, W> {
         // ORDERING: Release pairs with the consumer's Acquire in `advance_one`.
         unsafe { (*cursor.block).next.store(fresh, Ordering::Release) };
         cursor.block = fresh;
-        // ORDERING: Relaxed; read only for a new cursor, made by the
-        // producer's thread or before its endpoint was handed over.
+        // ORDERING: Relaxed; read only for a new cursor, after this
+        // producer's work (same thread, or handed over).
         self.block.store(fresh, Ordering::Relaxed);
     }
 }
@@ -235,10 +216,9 @@ impl<T, W: Wait> std::fmt::Debug for OneTail<T, W> {
 /// compare-exchange on the claim word, then writes its slot and publishes it
 /// through the slot's stamp.
 pub struct ManyTail<T, W: Wait> {
-    /// The claim word: `index << 1 | CLOSED`. Bits 1.. are the next index
-    /// to claim (on a sentinel while the producer that took a block's last
-    /// slot moves the tail to the next block); bit 0, [`CLOSED`], is set
-    /// once, by `close`, and refuses every later claim.
+    /// The claim word: `index << 1 | CLOSED`: the next index to claim (on a
+    /// sentinel while the tail moves to the next block), and the close bit,
+    /// set once, which refuses every later claim.
     pub(super) word: AtomicU64,
     /// The block holding the word's index (or the one before it while the
     /// index is on a sentinel).
@@ -248,12 +228,10 @@ pub struct ManyTail<T, W: Wait> {
 }
 
 impl<T, W: Wait> ManyTail<T, W> {
-    /// After a claim lost its compare-exchange to another producer's: waits
-    /// 2, 4, … up to 64 spin hints (doubling with `losses`, this claim's
-    /// losses so far), so the winner finishes its claim while the word's line
-    /// is still its own (`benches/NOTES.md`). Nothing under loom, where every
-    /// hint would be a scheduling point. Cold: an uncontended claim pays
-    /// nothing for it.
+    /// After a claim lost its compare-exchange: waits 2, 4, … up to 64 spin
+    /// hints (doubling with `losses`), so the winner finishes while the
+    /// word's line is still its own. Nothing under loom, where every hint
+    /// would be a scheduling point.
     #[cold]
     #[inline(never)]
     fn after_lost_claim(losses: &mut u32) {
@@ -306,9 +284,8 @@ impl<T, W: Wait> ManyTail<T, W> {
             ) {
                 Ok(_) => {
                     if offset + 1 == BLOCK as u64 {
-                        // SAFETY: the claim succeeded, so `block` is the
-                        // current tail block (module docs) and stays alive
-                        // until this slot is read.
+                        // SAFETY: claimed, so `block` is the tail block,
+                        // alive until this slot is read (module docs).
                         // ORDERING: Release pairs with the consumers'
                         // Acquire link loads (`advance_one`, `leave_block`).
                         unsafe { (*block).next.store(spare, Ordering::Release) };
@@ -342,9 +319,8 @@ impl<T, W: Wait> ManyTail<T, W> {
         let slot = unsafe { &(*block).slots[(index % LAP) as usize] };
         // SAFETY: as above; the slot holds no value.
         unsafe { slot.write(value) };
-        // A release store (`SeqCst` for a large value), paired with a single
-        // consumer's load in `Watch::ready` or a claiming consumer's in
-        // `take_front`: see `Slot::publish`.
+        // Paired with the consumer's load in `Watch::ready` or
+        // `take_front` (`Slot::publish`).
         slot.publish(readable(index));
     }
 }
@@ -368,10 +344,7 @@ impl<T, W: Wait> Tail<T> for ManyTail<T, W> {
     fn cursor(&self) {}
 
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "one copy serves mpsc and mpmc, so it has the callers of both, and with a hint alone LLVM keeps it out of line: a call per message"
-    )]
+    #[allow(clippy::inline_always, reason = "a hint alone leaves it out of line")]
     unsafe fn push(
         &self,
         (): &mut (),

@@ -1,28 +1,20 @@
 //! The ring's cursors for one producer and one consumer (`spsc`):
-//! [`Indexed`], the first of the bounded ring's two algorithms (see
-//! `mod.rs`).
+//! [`Indexed`].
 //!
-//! The producer owns its tail. It checks capacity against a cached copy of
-//! the consumer's head and reloads that copy only when the cache says full;
-//! it writes the slot and publishes the new tail with a single `SeqCst`
-//! store. The consumer does the mirror image with a cached tail and a `SeqCst`
-//! store of its head. No read-modify-write per message on either side.
-//! Each side keeps its own position and cache in its endpoint, apart from
-//! the word it publishes ([`IndexedTail`] and [`IndexedCursor`]), and only
-//! ever *stores* to that word, so the other side reading it never costs it
-//! a miss (a line that one core reads and then writes migrates to the next
-//! core that reads it). The
-//! `SeqCst` stores are the notifier halves of the store-buffer race (see
-//! [`crate::wait`]): a waiting consumer re-checks the tail, a waiting
-//! producer re-checks the head. Closing goes through a
-//! `Boundary` (private `boundary` module).
-
-use std::sync::atomic::compiler_fence;
+//! The producer checks capacity against a cached copy of the consumer's
+//! head, reloaded only when the cache says full, writes the slot and
+//! publishes its tail with one `SeqCst` store; the consumer mirrors it with
+//! a cached tail and its head. No read-modify-write per message. Each side
+//! keeps its position and cache in its endpoint ([`IndexedTail`],
+//! [`IndexedCursor`]) and only ever *stores* to the word it publishes, so
+//! the other side reading it never costs it a miss. The `SeqCst` stores
+//! are the notifier halves of the store-buffer race ([`crate::wait`]).
+//! Closing goes through a `Boundary` (private `boundary` module).
 
 use crossbeam_utils::CachePadded;
 
 use crate::arity::One;
-use crate::boundary::Boundary;
+use crate::boundary::{Boundary, publish};
 use crate::slot::NoStamp;
 use crate::storage::{Capacity, PopError, PushError, Storage};
 use crate::sync::{AtomicU64, AtomicUsize, Ordering, SeqCst};
@@ -32,10 +24,7 @@ use super::{Buffer, Cursors, RingFront, sealed};
 
 /// The cursors of a ring with one producer and one consumer: each side's
 /// published position on a line of its own, what the producer shares
-/// (its fence and held units) on another, and the close protocol. Each
-/// side's own position is in its endpoint ([`IndexedTail`],
-/// [`IndexedCursor`]).
-///
+/// (its fence and held units) on another, and the close protocol.
 pub struct Indexed<W: Wait> {
     /// The producer's published tail: the end of what the consumer may read.
     tail: CachePadded<AtomicU64>,
@@ -43,21 +32,16 @@ pub struct Indexed<W: Wait> {
     /// not overwrite.
     head: CachePadded<AtomicU64>,
     /// What the producer reads on every push besides its cursor, kept off
-    /// the line of the tail it publishes: a consumer that reads that line
-    /// takes it away (a line that is read and then written migrates to the
-    /// reader), and the producer's next push would miss on it.
+    /// the line of the tail, which the consumer's reads take away.
     producer: CachePadded<ProducerSide<W>>,
-    /// How the consumer frees slots (plain while the producer does not
-    /// wait): read by the consumer on every pop, written by a waiting
-    /// producer.
+    /// How the consumer frees slots: plain while the producer does not
+    /// wait.
     consumer_fence: CachePadded<W::Fence>,
     /// Close protocol of a single producer; read-mostly.
     boundary: CachePadded<Boundary>,
 }
 
-/// What the single producer keeps in the ring: what a waiting consumer
-/// writes (the fence's mode, beside the count the producer keeps of it) and
-/// what queries and returned units touch.
+/// What the single producer shares: its fence and its held units.
 struct ProducerSide<W: Wait> {
     /// How it publishes (plain while nobody waits).
     fence: W::Fence,
@@ -65,41 +49,24 @@ struct ProducerSide<W: Wait> {
     reserved: AtomicUsize,
 }
 
-/// The single producer's cursor ([`Storage::ProducerCursor`]), which its
-/// endpoint keeps: its position and its copy of the consumer's.
+/// The single producer's cursor ([`Storage::ProducerCursor`]): its
+/// position and its copy of the consumer's.
 #[derive(Debug)]
 pub struct IndexedTail {
-    /// Its position: always equal to `Indexed::tail` outside a push, so
-    /// that pushing never reads the published word.
+    /// Equal to `Indexed::tail` outside a push, so a push never reads it.
     tail: u64,
     /// The consumer's head as last read.
     head_cache: u64,
 }
 
-/// The single consumer's cursor ([`Storage::Cursor`]), which its endpoint
-/// keeps: its position and its copy of the producer's.
+/// The single consumer's cursor ([`Storage::Cursor`]): its position and
+/// its copy of the producer's.
 #[derive(Debug)]
 pub struct IndexedCursor {
-    /// Its position: always equal to `Indexed::head` outside a pop, so that
-    /// popping never reads the published word.
+    /// Equal to `Indexed::head` outside a pop, so a pop never reads it.
     head: u64,
     /// The producer's tail as last read.
     tail_cache: u64,
-}
-
-/// A single endpoint's index store: `SeqCst` when fenced (the notifier half
-/// of the store-buffer race), otherwise a release store that the compiler
-/// may not move after the flag load that follows it (`wait/fence.rs`).
-#[inline]
-fn publish(index: &AtomicU64, value: u64, fenced: bool) {
-    if fenced {
-        index.store_sc(value);
-    } else {
-        // ORDERING: Release pairs with the other side's acquiring (SeqCst)
-        // load of the index; a waiter is covered by its barrier.
-        index.store_at(value, Ordering::Release);
-        compiler_fence(Ordering::SeqCst);
-    }
 }
 
 impl<W: Wait> std::fmt::Debug for Indexed<W> {
@@ -160,9 +127,8 @@ impl<T, const CAP: usize, W: Wait> Buffer<T, CAP, Indexed<W>> {
         tail + need - head <= Self::CAP64
     }
 
-    /// Moves the value out of `*value` to `tail`, publishes,
-    /// and settles a close that raced with it (the value is then back in
-    /// `*value`).
+    /// Moves `*value` to `tail`, publishes, and settles a close that raced
+    /// with it (the value is then back in `*value`).
     ///
     /// # Safety
     ///
@@ -203,33 +169,21 @@ impl<T, const CAP: usize, W: Wait> Buffer<T, CAP, Indexed<W>> {
         if head < cursor.tail_cache {
             return cursor.tail_cache;
         }
-        // ORDERING: SeqCst: acquires the producer's slot writes, and is the
-        // waiting consumer's re-check that pairs with the producer's SeqCst
-        // store of its tail.
-        // The tail, then the close flag. No flag: the closer has not stored
-        // it yet, so the tail it will load is at least ours, and so is any
-        // boundary. A flag: the tail is loaded again, after it, and includes
-        // every publish whose producer missed the flag, so it is safe to
-        // settle with (`Boundary`); the first one is not (its producer may
-        // since have published, missed the flag and returned `Ok`).
-        let mut tail = self.cursors.tail.load_sc();
-        if self.cursors.boundary.is_closed() {
-            tail = self.cursors.tail.load_sc();
-            tail = tail.min(self.cursors.boundary.settle(tail));
-        }
+        // ORDERING: SeqCst: the waiting consumer's re-check, paired with the
+        // producer's store of its tail.
+        let tail = self
+            .cursors
+            .boundary
+            .readable_end(|| self.cursors.tail.load_sc());
         cursor.tail_cache = tail;
         tail
     }
 }
 
-#[allow(
-    clippy::inline_always,
-    reason = "the ring's per-message methods: out of line they would cost a call per message"
-)]
-// SAFETY: see the module docs for the protocol: each position is published
-// once by the producer's store of its tail and taken once by the consumer's
-// store of its head, in order; pushes after the boundary hand their value
-// back; the stores waiters pair with are `SeqCst` when a waiter may exist.
+#[allow(clippy::inline_always, reason = "the ring's per-message methods")]
+// SAFETY: the module docs' protocol: each position is published once by
+// the tail store and taken once by the head store, in order; pushes past
+// the boundary hand their value back; stores waiters pair with are `SeqCst`.
 unsafe impl<T, const CAP: usize, W: Wait> Storage for Buffer<T, CAP, Indexed<W>> {
     type Item = T;
     type Front = RingFront<T, NoStamp>;
@@ -269,9 +223,8 @@ unsafe impl<T, const CAP: usize, W: Wait> Storage for Buffer<T, CAP, Indexed<W>>
         value: &mut Option<T>,
     ) -> Result<(), PushError<()>> {
         debug_assert!(value.is_some(), "a value to push");
-        // ORDERING: Relaxed; the producer reads its own count of held
-        // units. Permits borrow the single sender, so none is in use
-        // now, but a forgotten one still holds its slot.
+        // ORDERING: Relaxed; the producer's own count (a forgotten permit
+        // still holds its slot).
         let held = self.cursors.producer.reserved.load(Ordering::Relaxed) as u64;
         if !self.room(cursor, cursor.tail + held, 1) {
             // A closed channel may be full too: say which matters.
@@ -281,9 +234,8 @@ unsafe impl<T, const CAP: usize, W: Wait> Storage for Buffer<T, CAP, Indexed<W>>
                 PushError::Full(())
             });
         }
-        // No check of the close flag before publishing: `publish_one`
-        // checks it after, as the boundary protocol requires, and takes
-        // the value back if it is outside.
+        // `publish_one` checks the close after publishing, as the boundary
+        // protocol requires.
         // SAFETY: the producer contract, `room` found the slot free, and
         // `*value` holds a value (caller's contract).
         unsafe { self.publish_one(cursor, value) }.map_err(PushError::Closed)
@@ -293,23 +245,12 @@ unsafe impl<T, const CAP: usize, W: Wait> Storage for Buffer<T, CAP, Indexed<W>>
     unsafe fn front(&self, cursor: &mut IndexedCursor) -> Result<RingFront<T, NoStamp>, PopError> {
         let head = cursor.head;
         if head >= self.readable_end(cursor, head) {
-            let closed = self
-                .cursors
-                .boundary
-                .frozen()
-                .is_some_and(|end| head >= end);
-            return Err(if closed {
-                PopError::Closed
-            } else {
-                PopError::Empty
-            });
+            return Err(self.cursors.boundary.nothing_at(head));
         }
-        // SAFETY: the consumer of the one cursor, borrowed mutably: no other
-        // consumer-side call runs (caller's contract).
+        // SAFETY: the one consumer, by its cursor (caller's contract).
         let fenced = unsafe { self.cursors.consumer_fence.fenced(head + 1) };
-        // `head` is below the published tail (and the boundary), so the
-        // slot holds a value only the consumer of `cursor` reads (the
-        // caller's contract: it is the only cursor).
+        // Below the published tail and the boundary: the slot holds a value
+        // only this consumer reads.
         Ok(RingFront {
             pos: head,
             slot: self.slot(head),
@@ -326,10 +267,7 @@ unsafe impl<T, const CAP: usize, W: Wait> Storage for Buffer<T, CAP, Indexed<W>>
             .close_single(from_producer, &self.cursors.producer.fence, published)
     }
 
-    #[allow(
-        clippy::cast_possible_truncation,
-        reason = "the length never exceeds `CAP`, which is a `usize`"
-    )]
+    #[allow(clippy::cast_possible_truncation, reason = "never above `CAP`")]
     fn len(&self) -> usize {
         let head = self.head_position();
         // ORDERING: SeqCst; a query.
@@ -344,12 +282,10 @@ unsafe impl<T, const CAP: usize, W: Wait> Storage for Buffer<T, CAP, Indexed<W>>
         if self.cursors.boundary.is_closed() {
             return Err(PushError::Closed(()));
         }
-        // The held units first, then the published tail: a push through a
-        // unit publishes its value before it gives its unit back, so this
-        // order can count one value twice (a spurious `Full`, which the
-        // push's wake of the senders makes up for), never miss one.
-        // ORDERING: SeqCst for both, so that a `release` seen here comes
-        // with the publish before it.
+        // Held units, then the tail: a push through a unit publishes before
+        // it gives the unit back, so this order may count a value twice (a
+        // spurious `Full`, made up for by the push's wake), never miss one.
+        // ORDERING: SeqCst for both: a `release` seen brings its publish.
         let held = self.cursors.producer.reserved.load(Ordering::SeqCst) as u64;
         let published = self.cursors.tail.load_sc();
         // ORDERING: SeqCst: the waiting producer's re-check, paired with the
@@ -372,8 +308,7 @@ unsafe impl<T, const CAP: usize, W: Wait> Storage for Buffer<T, CAP, Indexed<W>>
         let result = if self.cursors.boundary.is_closed() {
             Err(())
         } else {
-            // SAFETY: the producer contract (caller's); the held unit
-            // guarantees the slot is free.
+            // SAFETY: the producer contract; the held unit keeps a slot free.
             unsafe { self.publish_one(cursor, &mut value) }
         };
         // SAFETY: the caller held one unit; the push consumed it or,
@@ -393,10 +328,7 @@ unsafe impl<T, const CAP: usize, W: Wait> Storage for Buffer<T, CAP, Indexed<W>>
     }
 
     #[inline]
-    #[allow(
-        clippy::needless_pass_by_value,
-        reason = "a released front is used up, as `Storage::release_front` takes it"
-    )]
+    #[allow(clippy::needless_pass_by_value, reason = "a released front is used up")]
     unsafe fn release_front(&self, cursor: &mut IndexedCursor, front: RingFront<T, NoStamp>) {
         cursor.head = front.pos + 1;
         // Frees the slot for the producer, releasing our read of it.
@@ -415,9 +347,8 @@ unsafe impl<T, const CAP: usize, W: Wait> Storage for Buffer<T, CAP, Indexed<W>>
         if head >= self.readable_end(cursor, head) {
             return None;
         }
-        // SAFETY: the slot holds the value for `head`, and only the consumer
-        // of `cursor` (the only one, caller's contract) could move it, which
-        // needs `cursor`, borrowed for as long as the reference lives.
+        // SAFETY: the slot holds the value for `head`; only the one consumer
+        // could move it, through `cursor`, borrowed as long as the result.
         Some(unsafe { self.slot(head).get() })
     }
 
@@ -442,10 +373,8 @@ unsafe impl<T, const CAP: usize, W: Wait> Storage for Buffer<T, CAP, Indexed<W>>
         // SAFETY: the single producer, by its cursor (caller's contract).
         unsafe {
             self.cursors.producer.fence.fenced_publish(waiting, || {
-                // ORDERING: Relaxed; the producer reads the tail it
-                // published itself. (Its cursor has the same position, but
-                // reading the word keeps the cursor out of the registers
-                // the rest of a send needs.)
+                // ORDERING: Relaxed; the tail this producer published (read
+                // rather than its cursor, to spare a send's registers).
                 self.cursors.tail.load(Ordering::Relaxed)
             });
         }
@@ -461,13 +390,8 @@ unsafe impl<T, const CAP: usize, W: Wait> Storage for Buffer<T, CAP, Indexed<W>>
     }
 
     unsafe fn grant(&self, _n: usize) -> usize {
-        // One producer waits in a cell and retries; nothing to grant.
+        // One producer waits in a cell and retries: nothing to grant.
         0
-    }
-
-    fn may_grant(&self) -> bool {
-        // One producer waits in a cell and is never granted anything.
-        true
     }
 
     unsafe fn release(&self, n: usize) {

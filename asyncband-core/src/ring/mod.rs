@@ -155,10 +155,7 @@ impl<T, const CAP: usize, K: Cursors> Buffer<T, CAP, K> {
 
     /// The slot that serves `pos`.
     #[inline]
-    #[allow(
-        clippy::cast_possible_truncation,
-        reason = "`pos & MASK < CAP`, which is a `usize`, so the cast is lossless"
-    )]
+    #[allow(clippy::cast_possible_truncation, reason = "`pos & MASK < CAP`")]
     fn slot(&self, pos: u64) -> &Slot<T, K::Stamp> {
         // `pos & MASK < CAP`, the array's length: the compiler sees it and
         // drops the bounds check.

@@ -18,10 +18,10 @@
 //!   re-register: at worst a spurious poll, never a lost wake.
 //! - `grant` (notify): a `SeqCst` load; if `WAITING`, `WAITING → BUSY`, take
 //!   the waker, store `0`, wake it after the slot is released. If `BUSY`,
-//!   the other party is registering (and re-checks the condition after
-//!   raising `WAITING`) or notifying: nothing is lost.
-//! - `cancel`: nothing; the registration stays until it is woken or
-//!   replaced, since every operation of the endpoint shares it.
+//!   the other party is registering (and re-checks after raising `WAITING`)
+//!   or notifying: nothing is lost.
+//! - `cancel`: nothing; every operation of the endpoint shares the
+//!   registration.
 
 use std::fmt;
 use std::pin::Pin;
@@ -77,9 +77,8 @@ impl fmt::Debug for Cell {
     }
 }
 
-// SAFETY: the waker slot is only touched by the party holding `BUSY`, which
-// the compare-exchanges on `state` hand out to one party at a time; `Waker` is
-// `Send + Sync`.
+// SAFETY: the waker slot is only touched by the one party holding `BUSY`;
+// `Waker` is `Send + Sync`.
 unsafe impl Send for Cell {}
 // SAFETY: as for `Send`.
 unsafe impl Sync for Cell {}
@@ -181,10 +180,8 @@ unsafe impl WaitSet for Cell {
     }
 
     unsafe fn cancel(&self, _node: Pin<&()>, _on_change: impl FnOnce(bool)) -> Withdrawn {
-        // The registration belongs to the endpoint: a stream's `poll_recv`
-        // and a `recv()` future on the same task share it, so withdrawing it
-        // for one would strand the other. Left in place, it costs at most a
-        // spurious wake (as tokio's `AtomicWaker`).
+        // The endpoint's operations share the registration (module docs);
+        // left in place, it costs at most a spurious wake.
         Withdrawn::new(0, None)
     }
 }

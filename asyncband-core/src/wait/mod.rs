@@ -92,8 +92,8 @@ pub trait Wait: sealed::Sealed + Send + Sync + Sized + std::fmt::Debug + 'static
     fn sender_backoff<P: Arity, C: Arity>() -> Backoff;
 
     /// How a blocked receiver waits before it parks, and how long its
-    /// first spin may last (see `ReceiveWaits::schedule`); `head` reads
-    /// the consumers' position.
+    /// first spin may last (`ReceiveWaits::schedule`); `head` reads the
+    /// consumers' position.
     #[doc(hidden)]
     fn receiver_backoff(waits: &ReceiveWaits, head: impl FnOnce() -> u64)
     -> (fn() -> Backoff, u64);
@@ -114,9 +114,8 @@ pub trait Wait: sealed::Sealed + Send + Sync + Sized + std::fmt::Debug + 'static
 pub enum Park {}
 
 /// Busy-waiting: a blocking call spins (deadlines checked against the
-/// clock) and never parks or makes a system call, and the channel keeps no
-/// waiters, so no side checks for any. Such a channel has no async
-/// operations: a future cannot busy-wait, and nothing would wake it.
+/// clock) and never parks or makes a system call; the channel keeps no
+/// waiters and has no async operations ([`Asynchronous`]).
 ///
 /// # Examples
 ///
@@ -132,9 +131,8 @@ impl sealed::Sealed for Park {}
 impl sealed::Sealed for Spin {}
 
 /// The wait policies whose channels have async operations: [`Park`]. A
-/// future cannot busy-wait, and a spin channel keeps no waiters to wake
-/// one, so its async operations do not exist: calling one is a compile
-/// error that says so.
+/// future cannot busy-wait and a spin channel keeps no waiters to wake one,
+/// so calling one of its async operations is a compile error.
 ///
 /// # Examples
 ///
@@ -215,12 +213,10 @@ pub unsafe trait WaitSet: Default + Send + Sync + std::fmt::Debug + 'static {
     fn is_waiting(&self) -> bool;
 
     /// Registers `node` (or refreshes its waker) wanting `need` units.
-    /// Returns `need` once the node has been granted all of it (it is then
-    /// idle again and the units are the caller's), 0 while it stays queued,
-    /// also when it holds part of `need`. The waiting flag is up, raised
-    /// with a `SeqCst` store that happens before the return.
-    /// `on_change(waiting)` runs under the set's lock whenever the set
-    /// turns non-empty or empty (queues only).
+    /// Returns `need` once the node has been granted all of it (it is idle
+    /// again, the units the caller's), else 0. The waiting flag is then up,
+    /// raised by a `SeqCst` store. `on_change(waiting)` runs under the
+    /// set's lock whenever the set turns non-empty or empty (queues only).
     ///
     /// # Safety
     ///
@@ -241,11 +237,10 @@ pub unsafe trait WaitSet: Default + Send + Sync + std::fmt::Debug + 'static {
     fn grant(&self, acquire: impl FnMut(usize) -> usize, on_change: impl FnOnce(bool));
 
     /// Hands `units` notifications to the front waiters, one each. A
-    /// [`Queue`] that notifies a waiter that may never come back (a future,
-    /// not a parked thread) also wakes the waiters behind it, up to a
-    /// parked thread not woken so yet, so that leaked futures never keep a
-    /// notification from a waiter that will act on it
-    /// ([`Withdrawn::woken_to_look`]).
+    /// [`Queue`] that notifies a future (which may never come back) also
+    /// wakes the waiters behind it up to a parked thread not yet woken, so
+    /// leaked futures never keep a notification from a waiter that acts on
+    /// it ([`Withdrawn::woken_to_look`]).
     fn notify(&self, units: usize) {
         let mut units = units;
         self.grant(
@@ -268,11 +263,10 @@ pub unsafe trait WaitSet: Default + Send + Sync + std::fmt::Debug + 'static {
     /// Wakes every waiter without granting anything (the channel closed).
     fn wake_all(&self, on_change: impl FnOnce(bool));
 
-    /// Withdraws `node`, if registered, and returns what it held: its units
-    /// (to pass on or give back) and its waker (dropped with the result,
-    /// after that). A [`Cell`] withdraws nothing: its one registration may
-    /// be shared by several operations of its endpoint, and a stale waker
-    /// costs a spurious wake at most. Idempotent.
+    /// Withdraws `node`, if registered, and returns its units and waker
+    /// ([`Withdrawn`]). A [`Cell`] withdraws nothing: its one registration
+    /// may be shared by several operations of its endpoint, and a stale
+    /// waker costs a spurious wake at most. Idempotent.
     ///
     /// # Safety
     ///
@@ -304,8 +298,7 @@ unsafe impl WaitSet for NoWaiters {
     }
 
     unsafe fn register(&self, _: Pin<&()>, waker: &Waker, _: usize, _: impl FnOnce(bool)) -> usize {
-        // Nobody would wake it: it polls again at once, so a future of a
-        // spin channel busy-polls (as `select!` over spin channels does).
+        // Nobody would wake it: it polls again at once (busy-polls).
         waker.wake_by_ref();
         0
     }
@@ -358,10 +351,9 @@ impl Withdrawn {
         self.units
     }
 
-    /// Whether the node was a parked thread that a [`Queue`] had woken
-    /// without units, to look for a waiter that may not come back, and
-    /// that had not registered since. Such a thread answers for that
-    /// notification, so one that gives up without looking passes one on.
+    /// Whether the node was a parked thread a [`Queue`] had woken without
+    /// units, to look for a waiter that may not come back, and that had not
+    /// registered since: one that gives up without looking passes one on.
     #[must_use]
     pub fn woken_to_look(&self) -> bool {
         self.woken_to_look
