@@ -232,7 +232,7 @@ impl<F: AnyFlavour<Senders = Many, Storage: Capacity>> fmt::Debug for OwnedPermi
     }
 }
 
-pin_project! {
+crate::future::future! {
     /// Reserves one slot with a permit that owns the sender. Created by
     /// `Sender::reserve_owned`.
     ///
@@ -247,32 +247,13 @@ pin_project! {
     /// permit.send(1).unwrap();
     /// assert_eq!(rx.try_recv(), Ok(1));
     /// ```
-    #[must_use = "futures do nothing unless polled"]
-    pub struct ReserveOwnedFuture<F>
-    where
-        F: AnyFlavour<Senders = Many>,
-        F::Storage: Capacity,
-    {
-        #[pin]
-        inner: Reserve<Producer<F::Storage>>,
-    }
-}
-
-impl<F: AnyFlavour<Senders = Many, Storage: Capacity>> Future for ReserveOwnedFuture<F> {
-    type Output = Result<OwnedPermit<F>, SendError<Sender<F>>>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.project().inner.poll(cx).map(|result| match result {
-            Ok(units) => Ok(OwnedPermit { units }),
-            Err(SendError(tx)) => Err(SendError(Sender::new(tx))),
-        })
-    }
-}
-
-impl<F: AnyFlavour<Senders = Many, Storage: Capacity>> fmt::Debug for ReserveOwnedFuture<F> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ReserveOwnedFuture").finish_non_exhaustive()
-    }
+    ReserveOwnedFuture<F> where [F: AnyFlavour<Senders = Many>, F::Storage: Capacity]
+    (Reserve<Producer<F::Storage>>) -> Result<OwnedPermit<F>, SendError<Sender<F>>>,
+    map |result| match result {
+        Ok(units) => Ok(OwnedPermit { units }),
+        Err(SendError(tx)) => Err(SendError(Sender::new(tx))),
+    };
+    poll
 }
 
 impl<F: AnyFlavour<Senders = Many, Storage: Capacity>> Sender<F> {
