@@ -6,9 +6,41 @@
 //! macros here are given the `mut` and the topology that the examples use,
 //! and each endpoint type names its side's right to act in a `right` method.
 
-/// The queries every endpoint answers, through its `chan()`.
+/// What the macros below name, glob-imported by the modules that invoke them.
+pub(crate) mod prelude {
+    pub(crate) use std::fmt;
+    pub(crate) use std::task::{Context, Poll};
+    pub(crate) use std::time::{Duration, Instant};
+
+    pub(crate) use asyncband_core::chan::Chan;
+    pub(crate) use asyncband_core::endpoint::{Consumer, ConsumerRef, Producer, ProducerRef};
+    pub(crate) use asyncband_core::storage::Capacity;
+    pub(crate) use asyncband_core::wait::Asynchronous;
+
+    pub(crate) use crate::error::{
+        RecvError, RecvTimeoutError, SendError, SendTimeoutError, TryRecvError, TrySendError,
+    };
+    pub(crate) use crate::flavour::AnyFlavour;
+    pub(crate) use crate::future::{
+        ClosedFuture, RecvFuture, RecvManyFuture, ReserveFuture, ReserveManyFuture, SendFuture,
+    };
+    pub(crate) use crate::iter::{BlockingRecv, IntoIter, Iter, TryIter};
+    pub(crate) use crate::permit::{Permit, Permits};
+    pub(crate) use crate::{batch, deadline};
+}
+
+/// The constructor from the core endpoint `$core`, and the queries every
+/// endpoint answers through its `chan()`.
 macro_rules! queries {
-    ($topology:literal) => {
+    ($topology:literal, $core:ident) => {
+        pub(crate) fn new(inner: $core<F::Storage>) -> Self {
+            Self { inner }
+        }
+
+        fn chan(&self) -> &Chan<F::Storage> {
+            self.inner.chan()
+        }
+
         /// True after [`close`](Self::close), or once every sender or every
         /// receiver is gone.
         ///
@@ -156,14 +188,6 @@ macro_rules! queries {
 macro_rules! sender_methods {
     ($topology:literal, $arity:ident $(, $mut:tt)?) => {
         impl<F: AnyFlavour<Senders = asyncband_core::arity::$arity>> Sender<F> {
-            pub(crate) fn new(inner: Producer<F::Storage>) -> Self {
-                Self { inner }
-            }
-
-            fn chan(&self) -> &Chan<F::Storage> {
-                self.inner.chan()
-            }
-
             /// Sends `value` if the channel has room now.
             ///
             /// # Errors
@@ -431,7 +455,7 @@ macro_rules! sender_methods {
                 crate::sink::SenderSink::new(self)
             }
 
-            $crate::endpoint::queries!($topology);
+            $crate::endpoint::queries!($topology, Producer);
         }
 
         impl<F: AnyFlavour<Senders = asyncband_core::arity::$arity, Storage: Capacity>> Sender<F> {
@@ -620,14 +644,6 @@ macro_rules! sender_methods {
 macro_rules! receiver_methods {
     ($topology:literal, $arity:ident $(, $mut:tt)?) => {
         impl<F: AnyFlavour<Receivers = asyncband_core::arity::$arity>> Receiver<F> {
-            pub(crate) fn new(inner: Consumer<F::Storage>) -> Self {
-                Self { inner }
-            }
-
-            fn chan(&self) -> &Chan<F::Storage> {
-                self.inner.chan()
-            }
-
             /// Takes the next value if one is ready.
             ///
             /// # Errors
@@ -941,7 +957,7 @@ macro_rules! receiver_methods {
                 }
             }
 
-            $crate::endpoint::queries!($topology);
+            $crate::endpoint::queries!($topology, Consumer);
         }
 
         impl<F: AnyFlavour<Receivers = asyncband_core::arity::$arity>> fmt::Debug for Receiver<F> {

@@ -8,27 +8,9 @@
 //! stores. Their futures borrow the endpoint mutably and are `Send` when the
 //! payload is.
 
-use std::fmt;
-use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
-
 use asyncband_core::arity::One;
-use asyncband_core::chan::Chan;
-use asyncband_core::endpoint::{Consumer, ConsumerRef, Producer, ProducerRef};
-use asyncband_core::storage::Capacity;
 
-use crate::error::{
-    RecvError, RecvTimeoutError, SendError, SendTimeoutError, TryRecvError, TrySendError,
-};
-use asyncband_core::wait::Asynchronous;
-
-use crate::flavour::AnyFlavour;
-use crate::future::{
-    ClosedFuture, RecvFuture, RecvManyFuture, ReserveFuture, ReserveManyFuture, SendFuture,
-};
-use crate::iter::{BlockingRecv, IntoIter, Iter, TryIter};
-use crate::permit::{Permit, Permits};
-use crate::{batch, deadline};
+use crate::endpoint::prelude::*;
 
 /// The sending half of an [`spsc`](crate::spsc) channel.
 ///
