@@ -187,6 +187,10 @@ macro_rules! queries {
 /// operations that move values, `$topology` the module the examples use.
 macro_rules! sender_methods {
     ($topology:literal, $arity:ident $(, $mut:tt)?) => {
+        #[allow(
+            clippy::inline_always,
+            reason = "`try_*` and `*_blocking` are thin wrappers over the channel's inlined ready path; out of line each costs a call per message"
+        )]
         impl<F: AnyFlavour<Senders = asyncband_core::arity::$arity>> Sender<F> {
             /// Sends `value` if the channel has room now.
             ///
@@ -207,10 +211,6 @@ macro_rules! sender_methods {
             /// assert_eq!(tx.try_send(2), Err(TrySendError::Full(2)));
             /// ```
             #[inline(always)]
-            #[allow(
-                clippy::inline_always,
-                reason = "a thin wrapper over the channel's inlined ready path; out of line it costs a call per message"
-            )]
             pub fn try_send(&$($mut)? self, value: F::Item) -> Result<(), TrySendError<F::Item>> {
                 self.right().try_send(value)
             }
@@ -265,10 +265,6 @@ macro_rules! sender_methods {
             /// assert_eq!(consumer.join().unwrap(), 3);
             /// ```
             #[inline(always)]
-            #[allow(
-                clippy::inline_always,
-                reason = "a thin wrapper over the channel's inlined ready path; out of line it costs a call per message"
-            )]
             pub fn send_blocking(&$($mut)? self, value: F::Item) -> Result<(), SendError<F::Item>> {
                 self.right()
                     .send_blocking(value, None)
@@ -643,6 +639,10 @@ macro_rules! sender_methods {
 /// The methods of a receiver, as [`sender_methods`] for a sender.
 macro_rules! receiver_methods {
     ($topology:literal, $arity:ident $(, $mut:tt)?) => {
+        #[allow(
+            clippy::inline_always,
+            reason = "`try_*` and `*_blocking` are thin wrappers over the channel's inlined ready path; out of line each costs a call per message"
+        )]
         impl<F: AnyFlavour<Receivers = asyncband_core::arity::$arity>> Receiver<F> {
             /// Takes the next value if one is ready.
             ///
@@ -663,10 +663,6 @@ macro_rules! receiver_methods {
             /// assert_eq!(rx.try_recv(), Ok(5));
             /// ```
             #[inline(always)]
-            #[allow(
-                clippy::inline_always,
-                reason = "a thin wrapper over the channel's inlined ready path; out of line it costs a call per message"
-            )]
             pub fn try_recv(&$($mut)? self) -> Result<F::Item, TryRecvError> {
                 self.right().try_recv()
             }
@@ -717,10 +713,6 @@ macro_rules! receiver_methods {
             /// assert_eq!(rx.recv_blocking(), Ok(1));
             /// ```
             #[inline(always)]
-            #[allow(
-                clippy::inline_always,
-                reason = "a thin wrapper over the channel's inlined ready path; out of line it costs a call per message"
-            )]
             pub fn recv_blocking(&$($mut)? self) -> Result<F::Item, RecvError> {
                 self.right().recv_blocking(None).map_err(|_| RecvError)
             }

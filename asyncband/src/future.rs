@@ -13,7 +13,6 @@
 //! capacity or a wake-up granted to a dropped future passes to the next
 //! waiter.
 
-use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -63,14 +62,7 @@ macro_rules! future {
             }
         }
 
-        impl<$($a,)? F> fmt::Debug for $name<$($a,)? F>
-        where
-            $($bound)*
-        {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.debug_struct(stringify!($name)).finish_non_exhaustive()
-            }
-        }
+        opaque_debug!([$($a,)? F] $name<$($a,)? F> where $($bound)*);
     };
 }
 
@@ -244,8 +236,4 @@ impl<'a, F: AnyFlavour<Storage: Capacity>> Future for ReserveManyFuture<'a, F> {
     }
 }
 
-impl<F: AnyFlavour<Storage: Capacity>> fmt::Debug for ReserveManyFuture<'_, F> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ReserveManyFuture").finish_non_exhaustive()
-    }
-}
+opaque_debug!([F: AnyFlavour<Storage: Capacity>] ReserveManyFuture<'_, F>);

@@ -1,7 +1,5 @@
 //! Blocking iteration over a receiver.
 
-use std::fmt;
-
 use asyncband_core::endpoint::ConsumerRef;
 
 use crate::flavour::AnyFlavour;
@@ -117,20 +115,8 @@ impl<R: BlockingRecv> Iterator for IntoIter<R> {
     }
 }
 
-impl<F: AnyFlavour> fmt::Debug for Iter<'_, F> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Iter").finish_non_exhaustive()
-    }
-}
+opaque_debug!([F: AnyFlavour] Iter<'_, F>);
 
-impl<F: AnyFlavour> fmt::Debug for TryIter<'_, F> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TryIter").finish_non_exhaustive()
-    }
-}
+opaque_debug!([F: AnyFlavour] TryIter<'_, F>);
 
-impl<R> fmt::Debug for IntoIter<R> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("IntoIter").finish_non_exhaustive()
-    }
-}
+opaque_debug!([R] IntoIter<R>);

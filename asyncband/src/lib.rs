@@ -313,6 +313,17 @@ compile_error!(
      counters that must never wrap. This target does not provide them."
 );
 
+/// `Debug` showing only the type's name: `opaque_debug!([generics] Name<args>)`.
+macro_rules! opaque_debug {
+    ([$($generics:tt)*] $name:ident $($args:tt)*) => {
+        impl<$($generics)*> std::fmt::Debug for $name $($args)* {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($name)).finish_non_exhaustive()
+            }
+        }
+    };
+}
+
 pub mod error;
 pub mod future;
 pub mod iter;

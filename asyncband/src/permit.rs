@@ -82,11 +82,7 @@ impl<'a, F: AnyFlavour<Storage: Capacity>> Permit<'a, F> {
     }
 }
 
-impl<F: AnyFlavour<Storage: Capacity>> fmt::Debug for Permit<'_, F> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Permit").finish_non_exhaustive()
-    }
-}
+opaque_debug!([F: AnyFlavour<Storage: Capacity>] Permit<'_, F>);
 
 /// Several reserved slots, handed out one [`Permit`] at a time; the slots
 /// not handed out are given back on drop.
@@ -226,11 +222,7 @@ impl<F: AnyFlavour<Senders = Many, Storage: Capacity>> OwnedPermit<F> {
     }
 }
 
-impl<F: AnyFlavour<Senders = Many, Storage: Capacity>> fmt::Debug for OwnedPermit<F> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OwnedPermit").finish_non_exhaustive()
-    }
-}
+opaque_debug!([F: AnyFlavour<Senders = Many, Storage: Capacity>] OwnedPermit<F>);
 
 crate::future::future! {
     /// Reserves one slot with a permit that owns the sender. Created by

@@ -476,25 +476,6 @@ pub mod rt {
         }
     }
 
-    /// Only unbounded senders are handed out as slots: their `try_send` is
-    /// never `Full`.
-    impl<F: AnyFlavour<Senders = One>> SendSlot for &mut single::Sender<F> {
-        type Item = F::Item;
-        fn send(self, value: F::Item) -> Result<(), SendError<F::Item>> {
-            self.try_send(value)
-                .map_err(|err| SendError(err.into_inner()))
-        }
-    }
-
-    /// As for the single sender: only unbounded senders are slots.
-    impl<F: AnyFlavour<Senders = Many>> SendSlot for &multi::Sender<F> {
-        type Item = F::Item;
-        fn send(self, value: F::Item) -> Result<(), SendError<F::Item>> {
-            self.try_send(value)
-                .map_err(|err| SendError(err.into_inner()))
-        }
-    }
-
     /// Completes a chosen `send` arm: sends `value` through the slot, or
     /// hands it back when the arm completed with the channel closed.
     ///
@@ -535,7 +516,8 @@ pub mod rt {
         fn __asyncband_send_arm(&self) -> Self::Send<'_>;
     }
 
-    /// The `recv` and `reserve` arms of the endpoints of one arity.
+    /// The `recv` and `reserve` arms of the endpoints of one arity, and
+    /// their senders as `send` slots.
     macro_rules! arms {
         ($module:ident, $arity:ident $(, $mut:tt)?) => {
             impl<F: AnyFlavour<Receivers = $arity>> $module::Receiver<F> {
@@ -553,6 +535,15 @@ pub mod rt {
                     ReserveFuture {
                         inner: self.right().reserve(1),
                     }
+                }
+            }
+
+            /// Only unbounded senders are handed out as slots: their
+            /// `try_send` is never `Full`.
+            impl<F: AnyFlavour<Senders = $arity>> SendSlot for &$($mut)? $module::Sender<F> {
+                type Item = F::Item;
+                fn send(self, value: F::Item) -> Result<(), SendError<F::Item>> {
+                    self.try_send(value).map_err(|err| SendError(err.into_inner()))
                 }
             }
         };
