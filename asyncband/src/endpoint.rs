@@ -197,9 +197,8 @@ macro_rules! sender_methods {
             /// # Errors
             ///
             /// [`TrySendError::Full`] when every slot is taken (never for an
-            /// unbounded channel), [`TrySendError::Disconnected`] when the
-            /// channel is closed or every receiver is gone. Both hand the
-            /// value back.
+            /// unbounded channel), [`TrySendError::Disconnected`] once the
+            /// channel is closed; both hand the value back.
             ///
             /// # Examples
             ///
@@ -219,8 +218,7 @@ macro_rules! sender_methods {
             ///
             /// # Errors
             ///
-            /// [`SendError`] with the value when the channel is closed or
-            /// every receiver is gone.
+            /// [`SendError`] with the value once the channel is closed.
             ///
             /// # Cancel safety
             ///
@@ -251,8 +249,7 @@ macro_rules! sender_methods {
             ///
             /// # Errors
             ///
-            /// [`SendError`] with the value when the channel is closed or
-            /// every receiver is gone.
+            /// [`SendError`] with the value once the channel is closed.
             ///
             /// # Examples
             ///
@@ -277,8 +274,8 @@ macro_rules! sender_methods {
             /// # Errors
             ///
             /// [`SendTimeoutError::Timeout`] when no room came in time,
-            /// [`SendTimeoutError::Disconnected`] when the channel is closed
-            /// or every receiver is gone. Both hand the value back.
+            /// [`SendTimeoutError::Disconnected`] once closed; both hand the
+            /// value back.
             ///
             /// # Examples
             ///
@@ -305,9 +302,8 @@ macro_rules! sender_methods {
             /// # Errors
             ///
             /// [`SendTimeoutError::Timeout`] when no room came before
-            /// `deadline`, [`SendTimeoutError::Disconnected`] when the
-            /// channel is closed or every receiver is gone. Both hand the
-            /// value back.
+            /// `deadline`, [`SendTimeoutError::Disconnected`] once closed;
+            /// both hand the value back.
             ///
             /// # Examples
             ///
@@ -328,17 +324,15 @@ macro_rules! sender_methods {
                 self.right().send_blocking(value, Some(deadline))
             }
 
-            /// Sends values taken from `values` while there is room now,
-            /// reserving room for a batch of them in one step; a value is
-            /// taken from the iterator only once its slot is reserved, so
-            /// what could not be sent stays in the iterator. Returns how many
-            /// were sent.
+            /// Sends values from `values` while there is room now, reserving
+            /// room for a batch at a time; a value is taken only once its
+            /// slot is reserved, so what could not be sent stays in the
+            /// iterator. Returns how many were sent.
             ///
             /// # Errors
             ///
-            /// [`SendError`] with the value in hand when the channel is
-            /// closed (or every receiver is gone); the values before it were
-            /// sent.
+            /// [`SendError`] with the value in hand once the channel is
+            /// closed; the values before it were sent.
             ///
             /// # Examples
             ///
@@ -365,16 +359,15 @@ macro_rules! sender_methods {
             ///
             /// # Errors
             ///
-            /// [`SendError`] with the value in hand when the channel is
-            /// closed (or every receiver is gone); the values before it were
-            /// sent, those after it stay in the iterator.
+            /// [`SendError`] with the value in hand once the channel is
+            /// closed; the values before it were sent, the rest stay in the
+            /// iterator.
             ///
             /// # Cancel safety
             ///
             /// Dropping the future stops the batch: values sent stay sent,
-            /// values not yet taken stay in the iterator, and a slot granted
-            /// to it is passed on; a value is taken only for a slot already
-            /// reserved, so none is lost.
+            /// the rest stay in the iterator (none is taken without a slot),
+            /// and a slot granted to it is passed on.
             ///
             /// # Examples
             ///
@@ -478,8 +471,7 @@ macro_rules! sender_methods {
             ///
             /// # Errors
             ///
-            /// [`SendError`] when the channel is closed or every receiver is
-            /// gone.
+            /// [`SendError`] once the channel is closed.
             ///
             /// # Cancel safety
             ///
@@ -507,8 +499,7 @@ macro_rules! sender_methods {
             ///
             /// # Errors
             ///
-            /// [`SendError`] when the channel is closed or every receiver is
-            /// gone.
+            /// [`SendError`] once the channel is closed.
             ///
             /// # Examples
             ///
@@ -554,8 +545,7 @@ macro_rules! sender_methods {
             /// # Errors
             ///
             /// [`SendTimeoutError::Timeout`] when no slot came before
-            /// `deadline`, [`SendTimeoutError::Disconnected`] when the
-            /// channel is closed or every receiver is gone.
+            /// `deadline`, [`SendTimeoutError::Disconnected`] once closed.
             ///
             /// # Examples
             ///
@@ -649,8 +639,7 @@ macro_rules! receiver_methods {
             /// # Errors
             ///
             /// [`TryRecvError::Empty`] when nothing is ready,
-            /// [`TryRecvError::Disconnected`] when the channel is closed (or
-            /// every sender is gone) and drained.
+            /// [`TryRecvError::Disconnected`] once closed and drained.
             ///
             /// # Examples
             ///
@@ -671,8 +660,7 @@ macro_rules! receiver_methods {
             ///
             /// # Errors
             ///
-            /// [`RecvError`] once the channel is closed (or every sender is
-            /// gone) and drained.
+            /// [`RecvError`] once the channel is closed and drained.
             ///
             /// # Cancel safety
             ///
@@ -812,9 +800,8 @@ macro_rules! receiver_methods {
                 }
             }
 
-            /// Waits for at least one value, then appends up to `limit`
-            /// ready values to `buf`; returns how many, `0` once the channel
-            /// is closed and drained (or when `limit` is 0).
+            /// [`recv_many`](Self::recv_many), waiting like
+            /// [`recv_blocking`](Self::recv_blocking).
             ///
             /// # Examples
             ///
@@ -873,18 +860,15 @@ macro_rules! receiver_methods {
             }
 
             /// Polls for the next value, for hand-written futures and poll
-            /// loops: `Ready(Ok(value))` takes it, `Ready(Err(RecvError))`
-            /// once the channel is closed and drained, `Pending` after
-            /// arranging for `cx`'s waker to be woken when a value may be
-            /// ready. The registration a `Pending` poll leaves lives in the
-            /// receiver (the `Stream`'s too) and loses nothing: it holds no
-            /// value, no other receive waits behind it, and dropping the
-            /// receiver withdraws it.
+            /// loops: `Ready(Ok(value))` takes it; `Pending` arranges for
+            /// `cx`'s waker to be woken when a value may be ready. The
+            /// registration it leaves lives in the receiver (the `Stream`'s
+            /// too) and loses nothing: it holds no value, no other receive
+            /// waits behind it, and dropping the receiver withdraws it.
             ///
             /// # Errors
             ///
-            /// `Ready(Err(RecvError))` once the channel is closed (or every
-            /// sender is gone) and drained.
+            /// `Ready(Err(RecvError))` once the channel is closed and drained.
             ///
             /// # Cancel safety
             ///

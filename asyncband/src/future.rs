@@ -7,11 +7,8 @@
 //!
 //! # Cancel safety
 //!
-//! Every one of them can be dropped at any point (`select!`, timeouts)
-//! without losing a value or a wake-up: an unsent value stays in the future
-//! and is dropped with it; a value is taken only in the poll that returns it;
-//! capacity or a wake-up granted to a dropped future passes to the next
-//! waiter.
+//! Every one of them can be dropped at any point without losing a value or
+//! a wake-up; see [Cancellation safety](crate#cancellation-safety).
 
 use std::future::Future;
 use std::pin::Pin;

@@ -2,9 +2,8 @@
 //! [`mpsc`](crate::mpsc) and both endpoints of [`mpmc`](crate::mpmc), and
 //! their weak forms.
 //!
-//! They are `Clone` and take `&self`: each value moved is one atomic claim,
-//! so clones on many threads share the channel freely. Cloning counts one
-//! more endpoint; the last sender (or receiver) to go closes the channel.
+//! Each value moved is one atomic claim; the last sender (or receiver) to
+//! go closes the channel.
 
 use asyncband_core::arity::Many;
 

@@ -1,16 +1,7 @@
 //! Capacity reserved before a message is built: [`Permit`] (one slot,
 //! borrowed from its sender), [`Permits`] (several), and [`OwnedPermit`]
-//! (one slot that owns its sender, for another task), with the future that
-//! waits for an owned one.
-//!
-//! A permit holds one slot of a bounded channel's capacity. Sending through
-//! it never waits; dropping it gives the slot back to the oldest waiting
-//! sender or to the free pool. A permit reserves capacity, not a position:
-//! its value is ordered with the others by when it is sent. If the channel
-//! was closed meanwhile, or every receiver is gone, `send` hands the value
-//! back instead of dropping it silently. `mem::forget` of a permit leaks
-//! one slot of capacity and nothing else. An owned permit counts as a
-//! sender while it lives.
+//! (one slot that owns its sender), with the future that waits for an owned
+//! one. What they promise is said in the crate docs' Capacity and permits.
 
 use std::fmt;
 use std::future::Future;

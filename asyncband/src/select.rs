@@ -15,12 +15,10 @@
 //! one of the channel's cancel-safe futures ([`recv`](crate::mpsc::Receiver::recv),
 //! [`reserve`](crate::mpsc::Sender::reserve)); the select polls them in turn
 //! with one waker that unparks the thread, takes the first that is ready,
-//! and drops the others, which withdraws them: a receive takes a value only
-//! in the poll that returns it, a reservation not chosen gives back any slot
-//! it had been granted, and a wake-up one of them had received is passed on.
-//! A `send` arm waits for a slot like a `reserve` arm (an unbounded channel
-//! always has one) and evaluates its value expression only when it is
-//! chosen, so a send not chosen sent nothing and built nothing.
+//! and drops the others, which withdraws them ([Cancellation
+//! safety](crate#cancellation-safety)). A `send` arm waits for a slot like a
+//! `reserve` arm (an unbounded channel always has one) and evaluates its
+//! value only when it is chosen, so a send not chosen sent and built nothing.
 //!
 //! # Fairness
 //!
@@ -90,11 +88,10 @@ use crate::{multi, single};
 /// `return` and `?` work in them. A body is followed by a comma, which may
 /// be left out after a block.
 ///
-/// `select!` is fair: among operations ready together, none is favoured by
-/// its position. [`select_biased!`](crate::select_biased!) tries them in the
-/// order written. The [module docs](mod@crate::select) say how it works; for a
-/// number of receivers known only at run time, see
-/// [`Select`](crate::Select).
+/// `select!` is fair (among operations ready together, none is favoured by
+/// its position; [`select_biased!`](crate::select_biased!) is not), and the
+/// [module docs](mod@crate::select) say how it works; for receivers known
+/// only at run time, see [`Select`](crate::Select).
 ///
 /// # Examples
 ///
@@ -732,23 +729,19 @@ impl<R: Receive + ?Sized> Receive for &mut R {
 
 /// Receives from whichever of a run-time number of receivers of one type
 /// has a value first: the run-time-sized form of
-/// [`select!`](crate::select!)`{ recv(..) … }`.
+/// [`select!`](crate::select!)`{ recv(..) … }`, fair unless
+/// [`biased`](Self::biased) (see [Fairness](mod@crate::select#fairness)).
 ///
 /// The receivers are any flavour's [`Receive`]rs (receivers, or `&mut`
 /// references to them) in a slice. Each wait returns the index of the
 /// receiver that completed and its receive's result: `Ok(value)`, or
-/// `Err(RecvError)` when that channel is closed and drained (a closed
-/// channel completes at once, like a `recv` arm). Exactly one receiver
-/// completes; the others are left as they were, holding no registration.
-/// Receivers register in their own wait state (the one
-/// [`poll_recv`](crate::mpsc::Receiver::poll_recv) uses), so waiting
-/// allocates nothing (a cloneable receiver boxes its node once, on its first
-/// wait; a fair select over more than 64 receivers draws each round's order
-/// into a vector).
-///
-/// Fair by default: each round tries the receivers in a random order, so
-/// each that has a value is equally likely to complete.
-/// [`biased`](Self::biased) tries them in slice order instead.
+/// `Err(RecvError)` when that channel is closed and drained (at once, like
+/// a `recv` arm). Exactly one receiver completes; the others are left as
+/// they were, holding no registration. Receivers register in their own wait
+/// state (the one [`poll_recv`](crate::mpsc::Receiver::poll_recv) uses), so
+/// waiting allocates nothing (a cloneable receiver boxes its node once, on
+/// its first wait; a fair select over more than 64 receivers draws each
+/// round's order into a vector).
 ///
 /// # Examples
 ///

@@ -2,11 +2,9 @@
 //! [`spsc`](crate::spsc) and the receiver of [`spsc`](crate::spsc) and
 //! [`mpsc`](crate::mpsc).
 //!
-//! They are not `Clone`, and operations that move values take `&mut self`:
-//! the borrow is the proof that no other operation on this side runs at the
-//! same time, which lets the channel move values with plain loads and
-//! stores. Their futures borrow the endpoint mutably and are `Send` when the
-//! payload is.
+//! Operations that move values take `&mut self`: the borrow proves that no
+//! other operation on this side runs at the same time, so the channel moves
+//! values with plain loads and stores.
 
 use asyncband_core::arity::One;
 
