@@ -1,10 +1,7 @@
 //! The methods of the endpoints, written once for both arities of each side
-//! and once for the queries every endpoint answers.
-//!
-//! A single endpoint ([`single`](crate::single)) takes `&mut self` to move
-//! values, a cloneable one ([`multi`](crate::multi)) takes `&self`: the
-//! macros here are given the `mut` and the topology that the examples use,
-//! and each endpoint type names its side's right to act in a `right` method.
+//! and once for the queries every endpoint answers. The macros are given the
+//! `mut` of a single endpoint's value-moving methods and the topology the
+//! examples use; each endpoint type names its side's right in `right()`.
 
 /// What the macros below name, glob-imported by the modules that invoke them.
 pub(crate) mod prelude {

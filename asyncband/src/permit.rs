@@ -19,11 +19,9 @@ use asyncband_core::wait::Asynchronous;
 use crate::flavour::AnyFlavour;
 use crate::multi::Sender;
 
-/// One reserved slot of a bounded channel, borrowed from its sender.
-///
-/// Unlike tokio's, a permit does not keep a closed channel open for its
-/// value: after `close`, or once every receiver is gone, its `send` hands
-/// the value back, so receivers never wait for permits still held.
+/// One reserved slot of a bounded channel, borrowed from its sender. A
+/// permit does not keep a closed channel open: receivers never wait for
+/// permits still held ([Capacity and permits](crate#capacity-and-permits)).
 ///
 /// # Examples
 ///

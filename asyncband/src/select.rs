@@ -727,6 +727,9 @@ impl<R: Receive + ?Sized> Receive for &mut R {
     }
 }
 
+/// The index of the receiver that completed, and its receive's result.
+type Selected<T> = (usize, Result<T, RecvError>);
+
 /// Receives from whichever of a run-time number of receivers of one type
 /// has a value first: the run-time-sized form of
 /// [`select!`](crate::select!)`{ recv(..) … }`, fair unless
@@ -826,7 +829,7 @@ impl<'a, R: Receive> Select<'a, R> {
     /// tx.try_send(1).unwrap();
     /// assert_eq!(select.try_recv(), Some((0, Ok(1))));
     /// ```
-    pub fn try_recv(&mut self) -> Option<(usize, Result<R::Item, RecvError>)> {
+    pub fn try_recv(&mut self) -> Option<Selected<R::Item>> {
         let receivers = &mut *self.receivers;
         let mut result = None;
         run_rounds(receivers.len(), self.biased, |index| {
@@ -859,7 +862,7 @@ impl<'a, R: Receive> Select<'a, R> {
     /// assert_eq!(Select::new(&mut receivers).recv(), (0, Ok(7)));
     /// producer.join().unwrap();
     /// ```
-    pub fn recv(&mut self) -> (usize, Result<R::Item, RecvError>) {
+    pub fn recv(&mut self) -> Selected<R::Item> {
         assert!(
             !self.receivers.is_empty(),
             "`Select::recv` over no receivers would wait forever"
@@ -881,10 +884,7 @@ impl<'a, R: Receive> Select<'a, R> {
     /// let mut receivers = [rx];
     /// assert_eq!(Select::new(&mut receivers).recv_timeout(Duration::from_millis(5)), None);
     /// ```
-    pub fn recv_timeout(
-        &mut self,
-        timeout: Duration,
-    ) -> Option<(usize, Result<R::Item, RecvError>)> {
+    pub fn recv_timeout(&mut self, timeout: Duration) -> Option<Selected<R::Item>> {
         self.wait(crate::deadline::after(timeout))
     }
 
@@ -906,16 +906,13 @@ impl<'a, R: Receive> Select<'a, R> {
     /// tx.try_send(1).unwrap();
     /// assert_eq!(select.recv_deadline(deadline), Some((0, Ok(1))));
     /// ```
-    pub fn recv_deadline(
-        &mut self,
-        deadline: Instant,
-    ) -> Option<(usize, Result<R::Item, RecvError>)> {
+    pub fn recv_deadline(&mut self, deadline: Instant) -> Option<Selected<R::Item>> {
         self.wait(Some(deadline))
     }
 
     /// Polls the receivers in rounds until one completes or `deadline`
     /// passes, then withdraws every registration left.
-    fn wait(&mut self, deadline: Option<Instant>) -> Option<(usize, Result<R::Item, RecvError>)> {
+    fn wait(&mut self, deadline: Option<Instant>) -> Option<Selected<R::Item>> {
         let biased = self.biased;
         let receivers = &mut *self.receivers;
         let mut result = None;

@@ -58,12 +58,11 @@ type Item<Tx> = <<Tx as SinkSender>::Storage as Storage>::Item;
 /// A sender as a `Sink`. Created by `Sender::into_sink`.
 ///
 /// The error is [`SendError`] holding `Some(value)` when `start_send` found
-/// the channel closed, and `None` when `poll_ready` did. Since the error can
-/// hold a value, so does every result on the way through `futures`'
-/// `SinkExt::send`: in a debug build, where each of them takes a stack
-/// slot of the value's size, sending a value of tens of KiB this way can
-/// overflow a thread's default 2 MiB stack. Box such values, or send them
-/// with [`Sender::send`](crate::mpsc::Sender::send).
+/// the channel closed, and `None` when `poll_ready` did. Each result on the
+/// way through `futures`' `SinkExt::send` can thus hold a value: in a debug
+/// build, where each takes a stack slot of the value's size, a value of tens
+/// of KiB can overflow a thread's default 2 MiB stack. Box such values, or
+/// send them with [`Sender::send`](crate::mpsc::Sender::send).
 ///
 /// # Examples
 ///
