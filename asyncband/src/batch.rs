@@ -8,14 +8,12 @@ use crate::error::{SendError, TrySendError};
 /// How many units a batch asks for at most in one step.
 const BATCH: usize = 64;
 
-/// Sends values from `values` while capacity allows, reserving the
-/// capacity for up to [`BATCH`] of them in one step and pulling a value from
-/// the iterator only once its slot is reserved, so none is lost. Returns how
-/// many were sent and whether the iterator ran dry (`next` gave `None`, or
-/// `size_hint` an upper bound of 0); an error holds the value
-/// in hand when the channel turned out to be closed. The reserved units are
-/// a [`Units`](asyncband_core::endpoint::Units) value, so if the iterator
-/// panics, those it did not fill go back as the unwind drops them.
+/// Sends values from `values` while capacity allows, reserving up to
+/// [`BATCH`] slots in one step and pulling a value only once its slot is
+/// reserved. Returns how many were sent and whether the iterator ran dry
+/// (`next` gave `None`, or `size_hint` an upper bound of 0); an error holds
+/// the value in hand. If the iterator panics, the unfilled
+/// [`Units`](asyncband_core::endpoint::Units) go back as the unwind drops them.
 pub(crate) fn send_from<S: Storage>(
     mut tx: ProducerRef<'_, S>,
     values: &mut impl Iterator<Item = S::Item>,

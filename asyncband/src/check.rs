@@ -1,9 +1,9 @@
 //! The compile-time rules of bounded channels and payload budgets.
 //!
 //! Each rule is a `const fn` evaluated in an inline `const` block of the
-//! constructor, so a channel that breaks one fails to build (at
-//! monomorphization, under `cargo build`; `cargo check` does not instantiate
-//! generic code) with a message that names the rule and what is allowed.
+//! constructor, so a channel that breaks one fails to build (under `cargo
+//! build`, not `cargo check`) with a message naming the rule and what is
+//! allowed.
 
 use asyncband_core::ring::MAX_CAPACITY;
 

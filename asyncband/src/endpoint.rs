@@ -1,14 +1,43 @@
 //! The methods of the endpoints, written once for both arities of each side
-//! and once for the queries every endpoint answers.
-//!
-//! A single endpoint ([`single`](crate::single)) takes `&mut self` to move
-//! values, a cloneable one ([`multi`](crate::multi)) takes `&self`: the
-//! macros here are given the `mut` and the topology that the examples use,
-//! and each endpoint type names its side's right to act in a `right` method.
+//! and once for the queries every endpoint answers. The macros are given the
+//! `mut` of a single endpoint's value-moving methods and the topology the
+//! examples use; each endpoint type names its side's right in `right()`.
 
-/// The queries every endpoint answers, through its `chan()`.
+/// What the macros below name, glob-imported by the modules that invoke them.
+pub(crate) mod prelude {
+    pub(crate) use std::fmt;
+    pub(crate) use std::task::{Context, Poll};
+    pub(crate) use std::time::{Duration, Instant};
+
+    pub(crate) use asyncband_core::chan::Chan;
+    pub(crate) use asyncband_core::endpoint::{Consumer, ConsumerRef, Producer, ProducerRef};
+    pub(crate) use asyncband_core::storage::Capacity;
+    pub(crate) use asyncband_core::wait::Asynchronous;
+
+    pub(crate) use crate::error::{
+        RecvError, RecvTimeoutError, SendError, SendTimeoutError, TryRecvError, TrySendError,
+    };
+    pub(crate) use crate::flavour::AnyFlavour;
+    pub(crate) use crate::future::{
+        ClosedFuture, RecvFuture, RecvManyFuture, ReserveFuture, ReserveManyFuture, SendFuture,
+    };
+    pub(crate) use crate::iter::{BlockingRecv, IntoIter, Iter, TryIter};
+    pub(crate) use crate::permit::{Permit, Permits};
+    pub(crate) use crate::{batch, deadline};
+}
+
+/// The constructor from the core endpoint `$core`, and the queries every
+/// endpoint answers through its `chan()`.
 macro_rules! queries {
-    ($topology:literal) => {
+    ($topology:literal, $core:ident) => {
+        pub(crate) fn new(inner: $core<F::Storage>) -> Self {
+            Self { inner }
+        }
+
+        fn chan(&self) -> &Chan<F::Storage> {
+            self.inner.chan()
+        }
+
         /// True after [`close`](Self::close), or once every sender or every
         /// receiver is gone.
         ///
@@ -155,23 +184,18 @@ macro_rules! queries {
 /// operations that move values, `$topology` the module the examples use.
 macro_rules! sender_methods {
     ($topology:literal, $arity:ident $(, $mut:tt)?) => {
+        #[allow(
+            clippy::inline_always,
+            reason = "`try_*` and `*_blocking` are thin wrappers over the channel's inlined ready path; out of line each costs a call per message"
+        )]
         impl<F: AnyFlavour<Senders = asyncband_core::arity::$arity>> Sender<F> {
-            pub(crate) fn new(inner: Producer<F::Storage>) -> Self {
-                Self { inner }
-            }
-
-            fn chan(&self) -> &Chan<F::Storage> {
-                self.inner.chan()
-            }
-
             /// Sends `value` if the channel has room now.
             ///
             /// # Errors
             ///
             /// [`TrySendError::Full`] when every slot is taken (never for an
-            /// unbounded channel), [`TrySendError::Disconnected`] when the
-            /// channel is closed or every receiver is gone. Both hand the
-            /// value back.
+            /// unbounded channel), [`TrySendError::Disconnected`] once the
+            /// channel is closed; both hand the value back.
             ///
             /// # Examples
             ///
@@ -183,10 +207,6 @@ macro_rules! sender_methods {
             /// assert_eq!(tx.try_send(2), Err(TrySendError::Full(2)));
             /// ```
             #[inline(always)]
-            #[allow(
-                clippy::inline_always,
-                reason = "a thin wrapper over the channel's inlined ready path; out of line it costs a call per message"
-            )]
             pub fn try_send(&$($mut)? self, value: F::Item) -> Result<(), TrySendError<F::Item>> {
                 self.right().try_send(value)
             }
@@ -195,8 +215,7 @@ macro_rules! sender_methods {
             ///
             /// # Errors
             ///
-            /// [`SendError`] with the value when the channel is closed or
-            /// every receiver is gone.
+            /// [`SendError`] with the value once the channel is closed.
             ///
             /// # Cancel safety
             ///
@@ -227,8 +246,7 @@ macro_rules! sender_methods {
             ///
             /// # Errors
             ///
-            /// [`SendError`] with the value when the channel is closed or
-            /// every receiver is gone.
+            /// [`SendError`] with the value once the channel is closed.
             ///
             /// # Examples
             ///
@@ -241,10 +259,6 @@ macro_rules! sender_methods {
             /// assert_eq!(consumer.join().unwrap(), 3);
             /// ```
             #[inline(always)]
-            #[allow(
-                clippy::inline_always,
-                reason = "a thin wrapper over the channel's inlined ready path; out of line it costs a call per message"
-            )]
             pub fn send_blocking(&$($mut)? self, value: F::Item) -> Result<(), SendError<F::Item>> {
                 self.right()
                     .send_blocking(value, None)
@@ -257,8 +271,8 @@ macro_rules! sender_methods {
             /// # Errors
             ///
             /// [`SendTimeoutError::Timeout`] when no room came in time,
-            /// [`SendTimeoutError::Disconnected`] when the channel is closed
-            /// or every receiver is gone. Both hand the value back.
+            /// [`SendTimeoutError::Disconnected`] once closed; both hand the
+            /// value back.
             ///
             /// # Examples
             ///
@@ -285,9 +299,8 @@ macro_rules! sender_methods {
             /// # Errors
             ///
             /// [`SendTimeoutError::Timeout`] when no room came before
-            /// `deadline`, [`SendTimeoutError::Disconnected`] when the
-            /// channel is closed or every receiver is gone. Both hand the
-            /// value back.
+            /// `deadline`, [`SendTimeoutError::Disconnected`] once closed;
+            /// both hand the value back.
             ///
             /// # Examples
             ///
@@ -308,17 +321,15 @@ macro_rules! sender_methods {
                 self.right().send_blocking(value, Some(deadline))
             }
 
-            /// Sends values taken from `values` while there is room now,
-            /// reserving room for a batch of them in one step; a value is
-            /// taken from the iterator only once its slot is reserved, so
-            /// what could not be sent stays in the iterator. Returns how many
-            /// were sent.
+            /// Sends values from `values` while there is room now, reserving
+            /// room for a batch at a time; a value is taken only once its
+            /// slot is reserved, so what could not be sent stays in the
+            /// iterator. Returns how many were sent.
             ///
             /// # Errors
             ///
-            /// [`SendError`] with the value in hand when the channel is
-            /// closed (or every receiver is gone); the values before it were
-            /// sent.
+            /// [`SendError`] with the value in hand once the channel is
+            /// closed; the values before it were sent.
             ///
             /// # Examples
             ///
@@ -345,16 +356,15 @@ macro_rules! sender_methods {
             ///
             /// # Errors
             ///
-            /// [`SendError`] with the value in hand when the channel is
-            /// closed (or every receiver is gone); the values before it were
-            /// sent, those after it stay in the iterator.
+            /// [`SendError`] with the value in hand once the channel is
+            /// closed; the values before it were sent, the rest stay in the
+            /// iterator.
             ///
             /// # Cancel safety
             ///
             /// Dropping the future stops the batch: values sent stay sent,
-            /// values not yet taken stay in the iterator, and a slot granted
-            /// to it is passed on; a value is taken only for a slot already
-            /// reserved, so none is lost.
+            /// the rest stay in the iterator (none is taken without a slot),
+            /// and a slot granted to it is passed on.
             ///
             /// # Examples
             ///
@@ -431,7 +441,7 @@ macro_rules! sender_methods {
                 crate::sink::SenderSink::new(self)
             }
 
-            $crate::endpoint::queries!($topology);
+            $crate::endpoint::queries!($topology, Producer);
         }
 
         impl<F: AnyFlavour<Senders = asyncband_core::arity::$arity, Storage: Capacity>> Sender<F> {
@@ -458,8 +468,7 @@ macro_rules! sender_methods {
             ///
             /// # Errors
             ///
-            /// [`SendError`] when the channel is closed or every receiver is
-            /// gone.
+            /// [`SendError`] once the channel is closed.
             ///
             /// # Cancel safety
             ///
@@ -487,8 +496,7 @@ macro_rules! sender_methods {
             ///
             /// # Errors
             ///
-            /// [`SendError`] when the channel is closed or every receiver is
-            /// gone.
+            /// [`SendError`] once the channel is closed.
             ///
             /// # Examples
             ///
@@ -534,8 +542,7 @@ macro_rules! sender_methods {
             /// # Errors
             ///
             /// [`SendTimeoutError::Timeout`] when no slot came before
-            /// `deadline`, [`SendTimeoutError::Disconnected`] when the
-            /// channel is closed or every receiver is gone.
+            /// `deadline`, [`SendTimeoutError::Disconnected`] once closed.
             ///
             /// # Examples
             ///
@@ -619,22 +626,17 @@ macro_rules! sender_methods {
 /// The methods of a receiver, as [`sender_methods`] for a sender.
 macro_rules! receiver_methods {
     ($topology:literal, $arity:ident $(, $mut:tt)?) => {
+        #[allow(
+            clippy::inline_always,
+            reason = "`try_*` and `*_blocking` are thin wrappers over the channel's inlined ready path; out of line each costs a call per message"
+        )]
         impl<F: AnyFlavour<Receivers = asyncband_core::arity::$arity>> Receiver<F> {
-            pub(crate) fn new(inner: Consumer<F::Storage>) -> Self {
-                Self { inner }
-            }
-
-            fn chan(&self) -> &Chan<F::Storage> {
-                self.inner.chan()
-            }
-
             /// Takes the next value if one is ready.
             ///
             /// # Errors
             ///
             /// [`TryRecvError::Empty`] when nothing is ready,
-            /// [`TryRecvError::Disconnected`] when the channel is closed (or
-            /// every sender is gone) and drained.
+            /// [`TryRecvError::Disconnected`] once closed and drained.
             ///
             /// # Examples
             ///
@@ -647,10 +649,6 @@ macro_rules! receiver_methods {
             /// assert_eq!(rx.try_recv(), Ok(5));
             /// ```
             #[inline(always)]
-            #[allow(
-                clippy::inline_always,
-                reason = "a thin wrapper over the channel's inlined ready path; out of line it costs a call per message"
-            )]
             pub fn try_recv(&$($mut)? self) -> Result<F::Item, TryRecvError> {
                 self.right().try_recv()
             }
@@ -659,8 +657,7 @@ macro_rules! receiver_methods {
             ///
             /// # Errors
             ///
-            /// [`RecvError`] once the channel is closed (or every sender is
-            /// gone) and drained.
+            /// [`RecvError`] once the channel is closed and drained.
             ///
             /// # Cancel safety
             ///
@@ -701,10 +698,6 @@ macro_rules! receiver_methods {
             /// assert_eq!(rx.recv_blocking(), Ok(1));
             /// ```
             #[inline(always)]
-            #[allow(
-                clippy::inline_always,
-                reason = "a thin wrapper over the channel's inlined ready path; out of line it costs a call per message"
-            )]
             pub fn recv_blocking(&$($mut)? self) -> Result<F::Item, RecvError> {
                 self.right().recv_blocking(None).map_err(|_| RecvError)
             }
@@ -804,9 +797,8 @@ macro_rules! receiver_methods {
                 }
             }
 
-            /// Waits for at least one value, then appends up to `limit`
-            /// ready values to `buf`; returns how many, `0` once the channel
-            /// is closed and drained (or when `limit` is 0).
+            /// [`recv_many`](Self::recv_many), waiting like
+            /// [`recv_blocking`](Self::recv_blocking).
             ///
             /// # Examples
             ///
@@ -865,18 +857,15 @@ macro_rules! receiver_methods {
             }
 
             /// Polls for the next value, for hand-written futures and poll
-            /// loops: `Ready(Ok(value))` takes it, `Ready(Err(RecvError))`
-            /// once the channel is closed and drained, `Pending` after
-            /// arranging for `cx`'s waker to be woken when a value may be
-            /// ready. The registration a `Pending` poll leaves lives in the
-            /// receiver (the `Stream`'s too) and loses nothing: it holds no
-            /// value, no other receive waits behind it, and dropping the
-            /// receiver withdraws it.
+            /// loops: `Ready(Ok(value))` takes it; `Pending` arranges for
+            /// `cx`'s waker to be woken when a value may be ready. The
+            /// registration it leaves lives in the receiver (the `Stream`'s
+            /// too) and loses nothing: it holds no value, no other receive
+            /// waits behind it, and dropping the receiver withdraws it.
             ///
             /// # Errors
             ///
-            /// `Ready(Err(RecvError))` once the channel is closed (or every
-            /// sender is gone) and drained.
+            /// `Ready(Err(RecvError))` once the channel is closed and drained.
             ///
             /// # Cancel safety
             ///
@@ -941,7 +930,7 @@ macro_rules! receiver_methods {
                 }
             }
 
-            $crate::endpoint::queries!($topology);
+            $crate::endpoint::queries!($topology, Consumer);
         }
 
         impl<F: AnyFlavour<Receivers = asyncband_core::arity::$arity>> fmt::Debug for Receiver<F> {

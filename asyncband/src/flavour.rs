@@ -1,10 +1,9 @@
 //! What a channel is, at the type level, and the flavour types of the three
 //! topologies, written once ([`flavours!`](crate::flavour::flavours)).
 //!
-//! A flavour type such as [`mpsc::Bounded<T, 64>`](crate::mpsc::Bounded)
-//! names the payload, the topology, the storage and the wait policy of a
-//! channel. It is never instantiated; endpoints are generic over it, so each
-//! channel carries only the claim and wake logic of its own flavour.
+//! A flavour type such as [`mpsc::Bounded<T, 64>`](crate::mpsc::Bounded) is
+//! never instantiated; endpoints are generic over it, so each channel carries
+//! only the claim and wake logic of its own flavour.
 
 use asyncband_core::arity::Arity;
 use asyncband_core::storage::Storage;
@@ -218,7 +217,6 @@ macro_rules! flavours {
             type Storage = List<T, Self::Senders, Self::Receivers, W>;
             const CAPACITY: Option<usize> = None;
         }
-
 
         impl<T, const CAP: usize, const INLINE: usize, W: Wait> std::fmt::Debug
             for Bounded<T, CAP, INLINE, W>

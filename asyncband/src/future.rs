@@ -7,13 +7,9 @@
 //!
 //! # Cancel safety
 //!
-//! Every one of them can be dropped at any point (`select!`, timeouts)
-//! without losing a value or a wake-up: an unsent value stays in the future
-//! and is dropped with it; a value is taken only in the poll that returns it;
-//! capacity or a wake-up granted to a dropped future passes to the next
-//! waiter.
+//! Every one of them can be dropped at any point without losing a value or
+//! a wake-up; see [Cancellation safety](crate#cancellation-safety).
 
-use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -29,7 +25,47 @@ use crate::error::{RecvError, SendError};
 use crate::flavour::AnyFlavour;
 use crate::permit::{Permit, Permits};
 
-pin_project! {
+/// A future around one of the core's: the struct (`#[must_use]`, its
+/// `inner` pinned), a `Future` impl that polls `inner` and maps its output
+/// with `$map` if given, with `$poll`'s attributes, and a `Debug` impl.
+macro_rules! future {
+    (
+        $(#[$attr:meta])*
+        $name:ident<$($a:lifetime,)? F> where [$($bound:tt)*]
+        ($inner:ty) -> $output:ty $(, map $map:expr)?;
+        $(#[$poll:meta])* poll
+    ) => {
+        pin_project! {
+            $(#[$attr])*
+            #[must_use = "futures do nothing unless polled"]
+            pub struct $name<$($a,)? F>
+            where
+                $($bound)*
+            {
+                #[pin]
+                pub(crate) inner: $inner,
+            }
+        }
+
+        impl<$($a,)? F> Future for $name<$($a,)? F>
+        where
+            $($bound)*
+        {
+            type Output = $output;
+
+            $(#[$poll])*
+            fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+                self.project().inner.poll(cx)$(.map($map))?
+            }
+        }
+
+        opaque_debug!([$($a,)? F] $name<$($a,)? F> where $($bound)*);
+    };
+}
+
+pub(crate) use future;
+
+future! {
     /// Sends one value, waiting for room. Created by `Sender::send`.
     ///
     /// # Examples
@@ -42,17 +78,12 @@ pin_project! {
     /// block_on(tx.send(1)).unwrap();
     /// assert_eq!(rx.try_recv(), Ok(1));
     /// ```
-    #[must_use = "futures do nothing unless polled"]
-    pub struct SendFuture<'a, F>
-    where
-        F: AnyFlavour,
-    {
-        #[pin]
-        pub(crate) inner: Send<'a, F::Storage>,
-    }
+    SendFuture<'a, F> where [F: AnyFlavour]
+    (Send<'a, F::Storage>) -> Result<(), SendError<F::Item>>;
+    #[inline] poll
 }
 
-pin_project! {
+future! {
     /// Receives one value, waiting for one. Created by `Receiver::recv`.
     ///
     /// # Examples
@@ -65,17 +96,17 @@ pin_project! {
     /// tx.try_send(1).unwrap();
     /// assert_eq!(block_on(rx.recv()), Ok(1));
     /// ```
-    #[must_use = "futures do nothing unless polled"]
-    pub struct RecvFuture<'a, F>
-    where
-        F: AnyFlavour,
-    {
-        #[pin]
-        pub(crate) inner: Recv<'a, F::Storage>,
-    }
+    RecvFuture<'a, F> where [F: AnyFlavour]
+    (Recv<'a, F::Storage>) -> Result<F::Item, RecvError>;
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "the receive's ready path; out of line it is a call with six saved registers per message"
+    )]
+    poll
 }
 
-pin_project! {
+future! {
     /// Waits for at least one value, then takes a batch. Created by
     /// `Receiver::recv_many`.
     ///
@@ -91,17 +122,12 @@ pin_project! {
     /// let mut buf = Vec::new();
     /// assert_eq!(block_on(rx.recv_many(&mut buf, 8)), 2);
     /// ```
-    #[must_use = "futures do nothing unless polled"]
-    pub struct RecvManyFuture<'a, F>
-    where
-        F: AnyFlavour,
-    {
-        #[pin]
-        pub(crate) inner: RecvMany<'a, 'a, F::Storage>,
-    }
+    RecvManyFuture<'a, F> where [F: AnyFlavour]
+    (RecvMany<'a, 'a, F::Storage>) -> usize;
+    poll
 }
 
-pin_project! {
+future! {
     /// Reserves one slot, waiting for it. Created by `Sender::reserve`.
     ///
     /// # Examples
@@ -114,15 +140,29 @@ pin_project! {
     /// block_on(tx.reserve()).unwrap().send(1).unwrap();
     /// assert_eq!(rx.try_recv(), Ok(1));
     /// ```
-    #[must_use = "futures do nothing unless polled"]
-    pub struct ReserveFuture<'a, F>
-    where
-        F: AnyFlavour,
-        F::Storage: Capacity,
-    {
-        #[pin]
-        pub(crate) inner: Reserve<Pusher<'a, F::Storage>>,
-    }
+    ReserveFuture<'a, F> where [F: AnyFlavour, F::Storage: Capacity]
+    (Reserve<Pusher<'a, F::Storage>>) -> Result<Permit<'a, F>, SendError<()>>,
+    map |result| result.map(Permit::new).map_err(|_| SendError(()));
+    #[inline] poll
+}
+
+future! {
+    /// Resolves once the channel is closed or every receiver is gone. Created
+    /// by `Sender::closed`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpsc;
+    /// use futures::executor::block_on;
+    ///
+    /// let (tx, rx) = mpsc::bounded::<u8, 1>();
+    /// drop(rx);
+    /// block_on(tx.closed());
+    /// ```
+    ClosedFuture<'a, F> where [F: AnyFlavour]
+    (Closed<'a, F::Storage>) -> ();
+    poll
 }
 
 pin_project! {
@@ -151,72 +191,6 @@ pin_project! {
         // For `n == 0`: the right to check, when polled, that the channel
         // is open.
         now: Option<ProducerRef<'a, F::Storage>>,
-    }
-}
-
-pin_project! {
-    /// Resolves once the channel is closed or every receiver is gone. Created
-    /// by `Sender::closed`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use asyncband::mpsc;
-    /// use futures::executor::block_on;
-    ///
-    /// let (tx, rx) = mpsc::bounded::<u8, 1>();
-    /// drop(rx);
-    /// block_on(tx.closed());
-    /// ```
-    #[must_use = "futures do nothing unless polled"]
-    pub struct ClosedFuture<'a, F>
-    where
-        F: AnyFlavour,
-    {
-        #[pin]
-        pub(crate) inner: Closed<'a, F::Storage>,
-    }
-}
-
-impl<F: AnyFlavour> Future for SendFuture<'_, F> {
-    type Output = Result<(), SendError<F::Item>>;
-
-    #[inline]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.project().inner.poll(cx)
-    }
-}
-
-impl<F: AnyFlavour> Future for RecvFuture<'_, F> {
-    type Output = Result<F::Item, RecvError>;
-
-    #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "the receive's ready path; out of line it is a call with six saved registers per message"
-    )]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.project().inner.poll(cx)
-    }
-}
-
-impl<F: AnyFlavour> Future for RecvManyFuture<'_, F> {
-    type Output = usize;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<usize> {
-        self.project().inner.poll(cx)
-    }
-}
-
-impl<'a, F: AnyFlavour<Storage: Capacity>> Future for ReserveFuture<'a, F> {
-    type Output = Result<Permit<'a, F>, SendError<()>>;
-
-    #[inline]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.project()
-            .inner
-            .poll(cx)
-            .map(|result| result.map(Permit::new).map_err(|_| SendError(())))
     }
 }
 
@@ -259,27 +233,4 @@ impl<'a, F: AnyFlavour<Storage: Capacity>> Future for ReserveManyFuture<'a, F> {
     }
 }
 
-impl<F: AnyFlavour> Future for ClosedFuture<'_, F> {
-    type Output = ();
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        self.project().inner.poll(cx)
-    }
-}
-
-macro_rules! debug_future {
-    ($name:ident $(, $bound:path)?) => {
-        impl<F: AnyFlavour $(<Storage: $bound>)?> fmt::Debug for $name<'_, F> {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.debug_struct(stringify!($name)).finish_non_exhaustive()
-            }
-        }
-    };
-}
-
-debug_future!(SendFuture);
-debug_future!(RecvFuture);
-debug_future!(RecvManyFuture);
-debug_future!(ClosedFuture);
-debug_future!(ReserveFuture, Capacity);
-debug_future!(ReserveManyFuture, Capacity);
+opaque_debug!([F: AnyFlavour<Storage: Capacity>] ReserveManyFuture<'_, F>);

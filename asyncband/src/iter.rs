@@ -1,46 +1,71 @@
 //! Blocking iteration over a receiver.
 
-use std::fmt;
-
 use asyncband_core::endpoint::ConsumerRef;
 
 use crate::flavour::AnyFlavour;
 
-/// Parks on each call to `next` until a value arrives; ends once the channel
-/// is closed and drained. Created by `Receiver::iter`.
-///
-/// # Examples
-///
-/// ```
-/// use asyncband::mpmc;
-///
-/// let (tx, rx) = mpmc::bounded::<u8, 4>();
-/// tx.try_send(1).unwrap();
-/// drop(tx);
-/// let mut iter = rx.iter();
-/// assert_eq!(iter.next(), Some(1));
-/// assert_eq!(iter.next(), None);
-/// ```
-pub struct Iter<'a, F: AnyFlavour> {
-    rx: ConsumerRef<'a, F::Storage>,
+/// The iterators over a receiver's right to receive, borrowed for `'a` (from
+/// `&'a mut` a single receiver, or `&'a` a multi receiver): each `next` is
+/// `$next` on that right, `$rx`.
+macro_rules! iter {
+    ($($(#[$attr:meta])* $name:ident: |$rx:ident| $next:expr;)*) => {$(
+        $(#[$attr])*
+        pub struct $name<'a, F: AnyFlavour> {
+            rx: ConsumerRef<'a, F::Storage>,
+        }
+
+        impl<'a, F: AnyFlavour> $name<'a, F> {
+            pub(crate) fn new(rx: ConsumerRef<'a, F::Storage>) -> Self {
+                Self { rx }
+            }
+        }
+
+        impl<F: AnyFlavour> Iterator for $name<'_, F> {
+            type Item = F::Item;
+
+            fn next(&mut self) -> Option<F::Item> {
+                let $rx = &mut self.rx;
+                $next
+            }
+        }
+
+        opaque_debug!([F: AnyFlavour] $name<'_, F>);
+    )*};
 }
 
-/// Yields the values ready now; ends at the first empty check. Created by
-/// `Receiver::try_iter`.
-///
-/// # Examples
-///
-/// ```
-/// use asyncband::spsc;
-///
-/// let (mut tx, mut rx) = spsc::bounded::<u8, 4>();
-/// tx.try_send(1).unwrap();
-/// let mut iter = rx.try_iter();
-/// assert_eq!(iter.next(), Some(1));
-/// assert_eq!(iter.next(), None);
-/// ```
-pub struct TryIter<'a, F: AnyFlavour> {
-    rx: ConsumerRef<'a, F::Storage>,
+iter! {
+    /// Parks on each call to `next` until a value arrives; ends once the channel
+    /// is closed and drained. Created by `Receiver::iter`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::mpmc;
+    ///
+    /// let (tx, rx) = mpmc::bounded::<u8, 4>();
+    /// tx.try_send(1).unwrap();
+    /// drop(tx);
+    /// let mut iter = rx.iter();
+    /// assert_eq!(iter.next(), Some(1));
+    /// assert_eq!(iter.next(), None);
+    /// ```
+    Iter: |rx| rx.recv_blocking(None).ok();
+
+    /// Yields the values ready now; ends at the first empty check. Created by
+    /// `Receiver::try_iter`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband::spsc;
+    ///
+    /// let (mut tx, mut rx) = spsc::bounded::<u8, 4>();
+    /// tx.try_send(1).unwrap();
+    /// let mut iter = rx.try_iter();
+    /// assert_eq!(iter.next(), Some(1));
+    /// assert_eq!(iter.next(), None);
+    /// ```
+    TryIter: |rx| rx.try_recv().ok();
 }
 
 /// An owning blocking iterator over a receiver. Created by
@@ -69,43 +94,9 @@ pub trait BlockingRecv {
     fn next_blocking(&mut self) -> Option<Self::Item>;
 }
 
-impl<'a, F: AnyFlavour> Iter<'a, F> {
-    /// # Contract
-    ///
-    /// Created from `&'a mut` a single receiver, or `&'a` a multi receiver.
-    pub(crate) fn new(rx: ConsumerRef<'a, F::Storage>) -> Self {
-        Self { rx }
-    }
-}
-
-impl<'a, F: AnyFlavour> TryIter<'a, F> {
-    /// # Contract
-    ///
-    /// As for [`Iter::new`].
-    pub(crate) fn new(rx: ConsumerRef<'a, F::Storage>) -> Self {
-        Self { rx }
-    }
-}
-
 impl<R> IntoIter<R> {
     pub(crate) fn new(rx: R) -> Self {
         Self { rx }
-    }
-}
-
-impl<F: AnyFlavour> Iterator for Iter<'_, F> {
-    type Item = F::Item;
-
-    fn next(&mut self) -> Option<F::Item> {
-        self.rx.recv_blocking(None).ok()
-    }
-}
-
-impl<F: AnyFlavour> Iterator for TryIter<'_, F> {
-    type Item = F::Item;
-
-    fn next(&mut self) -> Option<F::Item> {
-        self.rx.try_recv().ok()
     }
 }
 
@@ -117,20 +108,4 @@ impl<R: BlockingRecv> Iterator for IntoIter<R> {
     }
 }
 
-impl<F: AnyFlavour> fmt::Debug for Iter<'_, F> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Iter").finish_non_exhaustive()
-    }
-}
-
-impl<F: AnyFlavour> fmt::Debug for TryIter<'_, F> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TryIter").finish_non_exhaustive()
-    }
-}
-
-impl<R> fmt::Debug for IntoIter<R> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("IntoIter").finish_non_exhaustive()
-    }
-}
+opaque_debug!([R] IntoIter<R>);

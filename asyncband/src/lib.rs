@@ -77,15 +77,16 @@
 //! its sender, for another task. Dropping a permit gives its slot to the
 //! oldest waiting sender. After `close`, or once every receiver is gone, a
 //! held permit's `send` hands its value back instead of delivering it (where
-//! tokio's permit still delivers). `mem::forget` of a permit leaks its slot.
+//! tokio's permit still delivers). A permit reserves capacity, not a
+//! position: its value is ordered with the others by when it is sent.
 //!
 //! # Disconnection
 //!
 //! When every sender is gone, or `close` is called, receivers first drain
 //! what was sent and then get [`TryRecvError::Disconnected`](error::TryRecvError)
 //! / [`RecvError`](error::RecvError). When every receiver is gone, sends fail
-//! and hand the value back, and the values still queued are dropped at that
-//! moment, not later. A held permit's `send` then returns its value too.
+//! and hand the value back (a held permit's `send` too), and the values
+//! still queued are dropped at that moment, not later.
 //!
 //! # Cancellation safety
 //!
@@ -118,14 +119,13 @@
 //!   every waiting receiver, sender and `closed()` future), then the panic
 //!   propagates. If that happens inside a receive (which wakes a sender
 //!   waiting for the slot it freed, or passes a notification on to another
-//!   receiver), the value it had taken is not
-//!   delivered: a value of up to 128 bytes is dropped; a larger one, which
-//!   the receive moves straight from its slot into its result, is leaked,
-//!   since Rust does not drop a function's result when a destructor unwinds
-//!   out of it. The waiting sender's value is not lost, and the channel
-//!   works on. In `select!`, where the arms not chosen pass on what they
-//!   were granted as they are dropped, the chosen arm's value or permit is
-//!   dropped with the unwind, its slot given back;
+//!   receiver), the value it had taken is not delivered: up to 128 bytes it
+//!   is dropped; a larger one, moved straight from its slot into the
+//!   receive's result, is leaked, since Rust does not drop a function's
+//!   result when a destructor unwinds out of it. The waiting sender's value
+//!   is not lost, and the channel works on. In `select!`, where the arms not
+//!   chosen pass on what they were granted as they are dropped, the chosen
+//!   arm's value or permit is dropped with the unwind, its slot given back;
 //! - a waker whose `drop` panics, dropped when a waiting future is: the
 //!   slots the future had been granted go back (or on to the next waiter)
 //!   first, then the panic propagates;
@@ -161,13 +161,10 @@
 //!
 //! In async code, use your runtime's select: `tokio::select!` and
 //! `futures::select!` (or `futures::future::select`) over asyncband's
-//! futures are cancel-safe. A branch that is not taken drops its future,
-//! and a future of this crate that is dropped before it completed sent,
-//! received and reserved nothing: a `recv` not taken took no value, a `send`
-//! not taken keeps its value (dropped with the future, or rebuilt on the next
-//! iteration), a `reserve` not taken holds no slot, and a wake-up any of
-//! them had received passes to the next waiter. So a loop around
-//! `tokio::select!` may create the futures afresh each time:
+//! futures are cancel-safe. A branch not taken drops its future, which then
+//! sent, received and reserved nothing ([Cancellation
+//! safety](#cancellation-safety)), so a loop around `tokio::select!` may
+//! create the futures afresh each time:
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {
@@ -204,60 +201,55 @@
 //!
 //! A blocking call that must wait spins briefly and yields a few times,
 //! then parks; a future returns `Pending` and is woken. A send or receive
-//! that finds nobody waiting never touches a waker. A blocking receive
-//! yields only on a machine with more runnable threads than cores: with a
-//! core per thread, a yield hands the receiver's core to whichever thread
-//! shares it, often the busy producer, for a whole time slice while the
-//! values wait, where a parked receiver is woken onto a free core. On an
-//! oversubscribed machine, a blocking receive whose values come one by one
-//! parks at once: a spin or a yield there would cost it a time slice of a
-//! busy thread, while a parked receiver is woken by the send within
-//! microseconds. With a core per thread, a blocking receive whose recent
-//! waits were short spins longer (up to twice its last wait, at most
-//! 50 µs): values a few tens of microseconds apart then find it spinning,
-//! not parked, at the price of a core kept busy between them. One longer
-//! wait returns it to the usual brief spin.
+//! that finds nobody waiting never touches a waker.
+//!
+//! A blocking receive yields only on a machine with more runnable threads
+//! than cores: with a core per thread, a yield hands the receiver's core to
+//! whichever thread shares it, often the busy producer, for a time slice,
+//! where a parked receiver is woken onto a free core. With a core per
+//! thread, a blocking receive whose recent waits were short also spins
+//! longer (up to twice its last wait, at most 50 µs), so values tens of
+//! microseconds apart find it spinning, at the price of a busy core; one
+//! longer wait ends that. On an oversubscribed machine, a blocking receive
+//! whose values come one by one parks at once: a spin or a yield would cost
+//! it a busy thread's time slice, while a parked receiver is woken by the
+//! send within microseconds.
 //!
 //! "Runnable threads" is the kernel's count for the whole machine (Linux's
-//! `/proc/loadavg`, looked at every few milliseconds through one descriptor
-//! that the process keeps open from the first look, closed on `exec`), and
-//! "cores" are the ones this process may use. In a container, or a process limited to some
-//! CPUs of a busy host, the machine's count can exceed the process's cores
-//! while its own threads each have one: blocking receives then park at once
-//! and pay a wake-up (microseconds) where they could have spun. A receiver
-//! that must not pay it can spin on `try_recv` itself (below), or the
-//! process can decide for every receive: started with
-//! `ASYNCBAND_OVERSUBSCRIBED=never` (any case), it counts a core for every
-//! runnable thread whatever the kernel's count says, and with `=always` it
-//! counts itself oversubscribed. The variable is read once, when a blocking
-//! receive first waits; any other value leaves the count to the kernel.
-//! Set `never` only where the threads that send have cores of their own:
-//! a receiver that spins on a machine that is in fact oversubscribed waits
-//! for its turn on a core, hundreds of microseconds per value at the
-//! median with four busy senders on two cores.
-//! Elsewhere than on Linux the count is not looked at, and without the
-//! variable every machine counts as having a core per thread.
+//! `/proc/loadavg`, read every few milliseconds through one descriptor kept
+//! open from the first read, closed on `exec`); "cores" are those this
+//! process may use. In a container, or on some CPUs of a busy host, the
+//! machine's count can exceed them while the process's threads each have a
+//! core: blocking receives then park at once and pay a wake-up
+//! (microseconds) where they could have spun. Such a receiver can spin on
+//! `try_recv` itself (below), or the process can be started with
+//! `ASYNCBAND_OVERSUBSCRIBED=never` (any case) to count a core for every
+//! runnable thread whatever the kernel says, or `=always` to count itself
+//! oversubscribed. The variable is read once, when a blocking receive first
+//! waits; any other value leaves the count to the kernel. Set `never` only
+//! where the sending threads have cores of their own: on a machine that is
+//! in fact oversubscribed, a spinning receiver waits for its turn on a core,
+//! hundreds of microseconds per value at the median with four busy senders
+//! on two cores. Elsewhere than on Linux, without the variable, every
+//! machine counts as having a core per thread.
 //!
 //! A single sender (or a single receiver, freeing slots) publishes with a
 //! plain store while nobody waits on it. A waiter that finds it publishing
 //! plainly makes one `membarrier(2)` system call (Linux) before it sleeps;
 //! the publisher then uses `SeqCst` stores until it has again gone a while
 //! with nobody waiting. That system call interrupts every CPU currently
-//! running a thread of the process. Where that jitter matters (busy threads
-//! pinned to isolated cores), turn it off:
+//! running a thread of the process; with the barrier on, making the first
+//! channel with a single endpoint (any `spsc` channel, an `mpsc` receiver)
+//! also registers the process for it, which takes milliseconds once (no
+//! send or receive pays it). Where that jitter matters (busy threads pinned
+//! to isolated cores), turn it off:
 //!
 //! - build with the `no-membarrier` feature (features are additive, so any
 //!   crate in the build that enables it turns the barrier off for the whole
 //!   program);
 //! - or start the process with `ASYNCBAND_MEMBARRIER=off` (any case). It is
-//!   read once, when the first channel with a single endpoint (any `spsc`
-//!   channel, an `mpsc` receiver) is made, so set it in the environment the
-//!   process starts with; a later change has no effect, and any other value
-//!   leaves the default.
-//!
-//! With the barrier on, making that first channel also registers the
-//! process for it, which takes milliseconds once; no send or receive ever
-//! pays it.
+//!   read once, when that first channel is made; a later change has no
+//!   effect, and any other value leaves the default.
 //!
 //! Either way every single-endpoint publish is a `SeqCst` store and no
 //! waiter makes a system call; nothing else changes. On other operating
@@ -312,6 +304,17 @@ compile_error!(
     "asyncband needs 64-bit atomics (`target_has_atomic = \"64\"`): its positions are 64-bit \
      counters that must never wrap. This target does not provide them."
 );
+
+/// `Debug` showing only the type's name: `opaque_debug!([generics] Name<args>)`.
+macro_rules! opaque_debug {
+    ([$($generics:tt)*] $name:ident $($args:tt)*) => {
+        impl<$($generics)*> std::fmt::Debug for $name $($args)* {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($name)).finish_non_exhaustive()
+            }
+        }
+    };
+}
 
 pub mod error;
 pub mod future;

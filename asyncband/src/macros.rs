@@ -102,10 +102,9 @@
 ///
 /// # Compile errors
 ///
-/// Every mistake is a compile error on the tokens that make it, in the
-/// compiler's voice, and every mistake in one invocation is reported at
-/// once. (The expansion beside the errors keeps a plausible type, so the
-/// code after the macro raises no follow-on errors.)
+/// Every mistake is a compile error on the tokens that make it, and all of
+/// an invocation's are reported at once, with no follow-on errors after the
+/// macro (the expansion beside the errors keeps a plausible type).
 ///
 /// An unknown topology: "expected one of: `spsc`, `mpsc`, `mpmc`, found
 /// `spmc`".

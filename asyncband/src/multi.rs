@@ -2,31 +2,12 @@
 //! [`mpsc`](crate::mpsc) and both endpoints of [`mpmc`](crate::mpmc), and
 //! their weak forms.
 //!
-//! They are `Clone` and take `&self`: each value moved is one atomic claim,
-//! so clones on many threads share the channel freely. Cloning counts one
-//! more endpoint; the last sender (or receiver) to go closes the channel.
-
-use std::fmt;
-use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+//! Each value moved is one atomic claim; the last sender (or receiver) to
+//! go closes the channel.
 
 use asyncband_core::arity::Many;
-use asyncband_core::chan::Chan;
-use asyncband_core::endpoint::{Consumer, ConsumerRef, Producer, ProducerRef};
-use asyncband_core::storage::Capacity;
 
-use crate::error::{
-    RecvError, RecvTimeoutError, SendError, SendTimeoutError, TryRecvError, TrySendError,
-};
-use asyncband_core::wait::Asynchronous;
-
-use crate::flavour::AnyFlavour;
-use crate::future::{
-    ClosedFuture, RecvFuture, RecvManyFuture, ReserveFuture, ReserveManyFuture, SendFuture,
-};
-use crate::iter::{BlockingRecv, IntoIter, Iter, TryIter};
-use crate::permit::{Permit, Permits};
-use crate::{batch, deadline};
+use crate::endpoint::prelude::*;
 
 /// A sending half of an [`mpsc`](crate::mpsc) or [`mpmc`](crate::mpmc)
 /// channel: `Clone`, and every operation takes `&self`.

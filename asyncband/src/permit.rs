@@ -1,16 +1,7 @@
 //! Capacity reserved before a message is built: [`Permit`] (one slot,
 //! borrowed from its sender), [`Permits`] (several), and [`OwnedPermit`]
-//! (one slot that owns its sender, for another task), with the future that
-//! waits for an owned one.
-//!
-//! A permit holds one slot of a bounded channel's capacity. Sending through
-//! it never waits; dropping it gives the slot back to the oldest waiting
-//! sender or to the free pool. A permit reserves capacity, not a position:
-//! its value is ordered with the others by when it is sent. If the channel
-//! was closed meanwhile, or every receiver is gone, `send` hands the value
-//! back instead of dropping it silently. `mem::forget` of a permit leaks
-//! one slot of capacity and nothing else. An owned permit counts as a
-//! sender while it lives.
+//! (one slot that owns its sender), with the future that waits for an owned
+//! one. What they promise is said in the crate docs' Capacity and permits.
 
 use std::fmt;
 use std::future::Future;
@@ -28,11 +19,9 @@ use asyncband_core::wait::Asynchronous;
 use crate::flavour::AnyFlavour;
 use crate::multi::Sender;
 
-/// One reserved slot of a bounded channel, borrowed from its sender.
-///
-/// Unlike tokio's, a permit does not keep a closed channel open for its
-/// value: after `close`, or once every receiver is gone, its `send` hands
-/// the value back, so receivers never wait for permits still held.
+/// One reserved slot of a bounded channel, borrowed from its sender. A
+/// permit does not keep a closed channel open: receivers never wait for
+/// permits still held ([Capacity and permits](crate#capacity-and-permits)).
 ///
 /// # Examples
 ///
@@ -82,11 +71,7 @@ impl<'a, F: AnyFlavour<Storage: Capacity>> Permit<'a, F> {
     }
 }
 
-impl<F: AnyFlavour<Storage: Capacity>> fmt::Debug for Permit<'_, F> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Permit").finish_non_exhaustive()
-    }
-}
+opaque_debug!([F: AnyFlavour<Storage: Capacity>] Permit<'_, F>);
 
 /// Several reserved slots, handed out one [`Permit`] at a time; the slots
 /// not handed out are given back on drop.
@@ -226,13 +211,9 @@ impl<F: AnyFlavour<Senders = Many, Storage: Capacity>> OwnedPermit<F> {
     }
 }
 
-impl<F: AnyFlavour<Senders = Many, Storage: Capacity>> fmt::Debug for OwnedPermit<F> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OwnedPermit").finish_non_exhaustive()
-    }
-}
+opaque_debug!([F: AnyFlavour<Senders = Many, Storage: Capacity>] OwnedPermit<F>);
 
-pin_project! {
+crate::future::future! {
     /// Reserves one slot with a permit that owns the sender. Created by
     /// `Sender::reserve_owned`.
     ///
@@ -247,32 +228,13 @@ pin_project! {
     /// permit.send(1).unwrap();
     /// assert_eq!(rx.try_recv(), Ok(1));
     /// ```
-    #[must_use = "futures do nothing unless polled"]
-    pub struct ReserveOwnedFuture<F>
-    where
-        F: AnyFlavour<Senders = Many>,
-        F::Storage: Capacity,
-    {
-        #[pin]
-        inner: Reserve<Producer<F::Storage>>,
-    }
-}
-
-impl<F: AnyFlavour<Senders = Many, Storage: Capacity>> Future for ReserveOwnedFuture<F> {
-    type Output = Result<OwnedPermit<F>, SendError<Sender<F>>>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.project().inner.poll(cx).map(|result| match result {
-            Ok(units) => Ok(OwnedPermit { units }),
-            Err(SendError(tx)) => Err(SendError(Sender::new(tx))),
-        })
-    }
-}
-
-impl<F: AnyFlavour<Senders = Many, Storage: Capacity>> fmt::Debug for ReserveOwnedFuture<F> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ReserveOwnedFuture").finish_non_exhaustive()
-    }
+    ReserveOwnedFuture<F> where [F: AnyFlavour<Senders = Many>, F::Storage: Capacity]
+    (Reserve<Producer<F::Storage>>) -> Result<OwnedPermit<F>, SendError<Sender<F>>>,
+    map |result| match result {
+        Ok(units) => Ok(OwnedPermit { units }),
+        Err(SendError(tx)) => Err(SendError(Sender::new(tx))),
+    };
+    poll
 }
 
 impl<F: AnyFlavour<Senders = Many, Storage: Capacity>> Sender<F> {

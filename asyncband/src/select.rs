@@ -15,12 +15,10 @@
 //! one of the channel's cancel-safe futures ([`recv`](crate::mpsc::Receiver::recv),
 //! [`reserve`](crate::mpsc::Sender::reserve)); the select polls them in turn
 //! with one waker that unparks the thread, takes the first that is ready,
-//! and drops the others, which withdraws them: a receive takes a value only
-//! in the poll that returns it, a reservation not chosen gives back any slot
-//! it had been granted, and a wake-up one of them had received is passed on.
-//! A `send` arm waits for a slot like a `reserve` arm (an unbounded channel
-//! always has one) and evaluates its value expression only when it is
-//! chosen, so a send not chosen sent nothing and built nothing.
+//! and drops the others, which withdraws them ([Cancellation
+//! safety](crate#cancellation-safety)). A `send` arm waits for a slot like a
+//! `reserve` arm (an unbounded channel always has one) and evaluates its
+//! value only when it is chosen, so a send not chosen sent and built nothing.
 //!
 //! # Fairness
 //!
@@ -90,11 +88,10 @@ use crate::{multi, single};
 /// `return` and `?` work in them. A body is followed by a comma, which may
 /// be left out after a block.
 ///
-/// `select!` is fair: among operations ready together, none is favoured by
-/// its position. [`select_biased!`](crate::select_biased!) tries them in the
-/// order written. The [module docs](mod@crate::select) say how it works; for a
-/// number of receivers known only at run time, see
-/// [`Select`](crate::Select).
+/// `select!` is fair (among operations ready together, none is favoured by
+/// its position; [`select_biased!`](crate::select_biased!) is not), and the
+/// [module docs](mod@crate::select) say how it works; for receivers known
+/// only at run time, see [`Select`](crate::Select).
 ///
 /// # Examples
 ///
@@ -476,25 +473,6 @@ pub mod rt {
         }
     }
 
-    /// Only unbounded senders are handed out as slots: their `try_send` is
-    /// never `Full`.
-    impl<F: AnyFlavour<Senders = One>> SendSlot for &mut single::Sender<F> {
-        type Item = F::Item;
-        fn send(self, value: F::Item) -> Result<(), SendError<F::Item>> {
-            self.try_send(value)
-                .map_err(|err| SendError(err.into_inner()))
-        }
-    }
-
-    /// As for the single sender: only unbounded senders are slots.
-    impl<F: AnyFlavour<Senders = Many>> SendSlot for &multi::Sender<F> {
-        type Item = F::Item;
-        fn send(self, value: F::Item) -> Result<(), SendError<F::Item>> {
-            self.try_send(value)
-                .map_err(|err| SendError(err.into_inner()))
-        }
-    }
-
     /// Completes a chosen `send` arm: sends `value` through the slot, or
     /// hands it back when the arm completed with the channel closed.
     ///
@@ -535,7 +513,8 @@ pub mod rt {
         fn __asyncband_send_arm(&self) -> Self::Send<'_>;
     }
 
-    /// The `recv` and `reserve` arms of the endpoints of one arity.
+    /// The `recv` and `reserve` arms of the endpoints of one arity, and
+    /// their senders as `send` slots.
     macro_rules! arms {
         ($module:ident, $arity:ident $(, $mut:tt)?) => {
             impl<F: AnyFlavour<Receivers = $arity>> $module::Receiver<F> {
@@ -553,6 +532,15 @@ pub mod rt {
                     ReserveFuture {
                         inner: self.right().reserve(1),
                     }
+                }
+            }
+
+            /// Only unbounded senders are handed out as slots: their
+            /// `try_send` is never `Full`.
+            impl<F: AnyFlavour<Senders = $arity>> SendSlot for &$($mut)? $module::Sender<F> {
+                type Item = F::Item;
+                fn send(self, value: F::Item) -> Result<(), SendError<F::Item>> {
+                    self.try_send(value).map_err(|err| SendError(err.into_inner()))
                 }
             }
         };
@@ -739,25 +727,24 @@ impl<R: Receive + ?Sized> Receive for &mut R {
     }
 }
 
+/// The index of the receiver that completed, and its receive's result.
+type Selected<T> = (usize, Result<T, RecvError>);
+
 /// Receives from whichever of a run-time number of receivers of one type
 /// has a value first: the run-time-sized form of
-/// [`select!`](crate::select!)`{ recv(..) … }`.
+/// [`select!`](crate::select!)`{ recv(..) … }`, fair unless
+/// [`biased`](Self::biased) (see [Fairness](mod@crate::select#fairness)).
 ///
 /// The receivers are any flavour's [`Receive`]rs (receivers, or `&mut`
 /// references to them) in a slice. Each wait returns the index of the
 /// receiver that completed and its receive's result: `Ok(value)`, or
-/// `Err(RecvError)` when that channel is closed and drained (a closed
-/// channel completes at once, like a `recv` arm). Exactly one receiver
-/// completes; the others are left as they were, holding no registration.
-/// Receivers register in their own wait state (the one
-/// [`poll_recv`](crate::mpsc::Receiver::poll_recv) uses), so waiting
-/// allocates nothing (a cloneable receiver boxes its node once, on its first
-/// wait; a fair select over more than 64 receivers draws each round's order
-/// into a vector).
-///
-/// Fair by default: each round tries the receivers in a random order, so
-/// each that has a value is equally likely to complete.
-/// [`biased`](Self::biased) tries them in slice order instead.
+/// `Err(RecvError)` when that channel is closed and drained (at once, like
+/// a `recv` arm). Exactly one receiver completes; the others are left as
+/// they were, holding no registration. Receivers register in their own wait
+/// state (the one [`poll_recv`](crate::mpsc::Receiver::poll_recv) uses), so
+/// waiting allocates nothing (a cloneable receiver boxes its node once, on
+/// its first wait; a fair select over more than 64 receivers draws each
+/// round's order into a vector).
 ///
 /// # Examples
 ///
@@ -842,7 +829,7 @@ impl<'a, R: Receive> Select<'a, R> {
     /// tx.try_send(1).unwrap();
     /// assert_eq!(select.try_recv(), Some((0, Ok(1))));
     /// ```
-    pub fn try_recv(&mut self) -> Option<(usize, Result<R::Item, RecvError>)> {
+    pub fn try_recv(&mut self) -> Option<Selected<R::Item>> {
         let receivers = &mut *self.receivers;
         let mut result = None;
         run_rounds(receivers.len(), self.biased, |index| {
@@ -875,7 +862,7 @@ impl<'a, R: Receive> Select<'a, R> {
     /// assert_eq!(Select::new(&mut receivers).recv(), (0, Ok(7)));
     /// producer.join().unwrap();
     /// ```
-    pub fn recv(&mut self) -> (usize, Result<R::Item, RecvError>) {
+    pub fn recv(&mut self) -> Selected<R::Item> {
         assert!(
             !self.receivers.is_empty(),
             "`Select::recv` over no receivers would wait forever"
@@ -897,10 +884,7 @@ impl<'a, R: Receive> Select<'a, R> {
     /// let mut receivers = [rx];
     /// assert_eq!(Select::new(&mut receivers).recv_timeout(Duration::from_millis(5)), None);
     /// ```
-    pub fn recv_timeout(
-        &mut self,
-        timeout: Duration,
-    ) -> Option<(usize, Result<R::Item, RecvError>)> {
+    pub fn recv_timeout(&mut self, timeout: Duration) -> Option<Selected<R::Item>> {
         self.wait(crate::deadline::after(timeout))
     }
 
@@ -922,16 +906,13 @@ impl<'a, R: Receive> Select<'a, R> {
     /// tx.try_send(1).unwrap();
     /// assert_eq!(select.recv_deadline(deadline), Some((0, Ok(1))));
     /// ```
-    pub fn recv_deadline(
-        &mut self,
-        deadline: Instant,
-    ) -> Option<(usize, Result<R::Item, RecvError>)> {
+    pub fn recv_deadline(&mut self, deadline: Instant) -> Option<Selected<R::Item>> {
         self.wait(Some(deadline))
     }
 
     /// Polls the receivers in rounds until one completes or `deadline`
     /// passes, then withdraws every registration left.
-    fn wait(&mut self, deadline: Option<Instant>) -> Option<(usize, Result<R::Item, RecvError>)> {
+    fn wait(&mut self, deadline: Option<Instant>) -> Option<Selected<R::Item>> {
         let biased = self.biased;
         let receivers = &mut *self.receivers;
         let mut result = None;

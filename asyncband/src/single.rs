@@ -2,33 +2,13 @@
 //! [`spsc`](crate::spsc) and the receiver of [`spsc`](crate::spsc) and
 //! [`mpsc`](crate::mpsc).
 //!
-//! They are not `Clone`, and operations that move values take `&mut self`:
-//! the borrow is the proof that no other operation on this side runs at the
-//! same time, which lets the channel move values with plain loads and
-//! stores. Their futures borrow the endpoint mutably and are `Send` when the
-//! payload is.
-
-use std::fmt;
-use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+//! Operations that move values take `&mut self`: the borrow proves that no
+//! other operation on this side runs at the same time, so the channel moves
+//! values with plain loads and stores.
 
 use asyncband_core::arity::One;
-use asyncband_core::chan::Chan;
-use asyncband_core::endpoint::{Consumer, ConsumerRef, Producer, ProducerRef};
-use asyncband_core::storage::Capacity;
 
-use crate::error::{
-    RecvError, RecvTimeoutError, SendError, SendTimeoutError, TryRecvError, TrySendError,
-};
-use asyncband_core::wait::Asynchronous;
-
-use crate::flavour::AnyFlavour;
-use crate::future::{
-    ClosedFuture, RecvFuture, RecvManyFuture, ReserveFuture, ReserveManyFuture, SendFuture,
-};
-use crate::iter::{BlockingRecv, IntoIter, Iter, TryIter};
-use crate::permit::{Permit, Permits};
-use crate::{batch, deadline};
+use crate::endpoint::prelude::*;
 
 /// The sending half of an [`spsc`](crate::spsc) channel.
 ///

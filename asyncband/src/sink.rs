@@ -20,7 +20,6 @@ use crate::error::SendError;
 use crate::flavour::AnyFlavour;
 use crate::{multi, single};
 
-/// A sender a [`SenderSink`] can own.
 /// A sender a [`SenderSink`] can own: the sender of any park flavour.
 /// Sealed.
 #[doc(hidden)]
@@ -33,44 +32,37 @@ pub trait SinkSender: crate::flavour::Sealed + Unpin {
     fn has_reserved(&self) -> bool;
 }
 
-impl<F: AnyFlavour<Senders = One>> crate::flavour::Sealed for single::Sender<F> {}
-impl<F: AnyFlavour<Senders = Many>> crate::flavour::Sealed for multi::Sender<F> {}
+/// Both arities' senders are sink senders.
+macro_rules! sink_sender {
+    ($($module:ident: $arity:ident),*) => {$(
+        impl<F: AnyFlavour<Senders = $arity>> crate::flavour::Sealed for $module::Sender<F> {}
 
-impl<F: AnyFlavour<Senders = One, Wait: Asynchronous>> SinkSender for single::Sender<F> {
-    type Storage = F::Storage;
+        impl<F: AnyFlavour<Senders = $arity, Wait: Asynchronous>> SinkSender for $module::Sender<F> {
+            type Storage = F::Storage;
 
-    fn producer(&mut self) -> &mut Producer<F::Storage> {
-        &mut self.inner
-    }
+            fn producer(&mut self) -> &mut Producer<F::Storage> {
+                &mut self.inner
+            }
 
-    fn has_reserved(&self) -> bool {
-        self.inner.has_reserved()
-    }
+            fn has_reserved(&self) -> bool {
+                self.inner.has_reserved()
+            }
+        }
+    )*};
 }
 
-impl<F: AnyFlavour<Senders = Many, Wait: Asynchronous>> SinkSender for multi::Sender<F> {
-    type Storage = F::Storage;
-
-    fn producer(&mut self) -> &mut Producer<F::Storage> {
-        &mut self.inner
-    }
-
-    fn has_reserved(&self) -> bool {
-        self.inner.has_reserved()
-    }
-}
+sink_sender!(single: One, multi: Many);
 
 type Item<Tx> = <<Tx as SinkSender>::Storage as Storage>::Item;
 
 /// A sender as a `Sink`. Created by `Sender::into_sink`.
 ///
 /// The error is [`SendError`] holding `Some(value)` when `start_send` found
-/// the channel closed, and `None` when `poll_ready` did. Since the error can
-/// hold a value, so does every result on the way through `futures`'
-/// `SinkExt::send`: in a debug build, where each of them takes a stack
-/// slot of the value's size, sending a value of tens of KiB this way can
-/// overflow a thread's default 2 MiB stack. Box such values, or send them
-/// with [`Sender::send`](crate::mpsc::Sender::send).
+/// the channel closed, and `None` when `poll_ready` did. Each result on the
+/// way through `futures`' `SinkExt::send` can thus hold a value: in a debug
+/// build, where each takes a stack slot of the value's size, a value of tens
+/// of KiB can overflow a thread's default 2 MiB stack. Box such values, or
+/// send them with [`Sender::send`](crate::mpsc::Sender::send).
 ///
 /// # Examples
 ///

@@ -1,10 +1,9 @@
 //! Receivers as `futures_core::Stream`s (feature `stream`, on by default).
 //!
-//! `poll_next` uses the same cancel-safe receive as `recv` (for a single
-//! receiver it is `poll_recv`), with the receiver keeping its waiter node
-//! between polls (boxed once, on the first poll that has to wait, for
-//! cloneable receivers; nothing at all for a single receiver). The stream ends (`None`) once the channel is closed and
-//! drained, and stays ended: it is a `FusedStream`.
+//! `poll_next` is `poll_recv`: the receiver keeps its waiter node between
+//! polls (a cloneable one boxes it once, on its first wait). The stream ends
+//! (`None`) once the channel is closed and drained, and stays ended: it is a
+//! `FusedStream`.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};

@@ -1,22 +1,11 @@
 //! Unwind safety of endpoints, permits and futures.
 //!
-//! A panic that unwinds through a channel operation leaves the channel
-//! consistent: every place where user code runs while the channel holds
-//! something for the caller gives it back on unwind.
-//!
-//! - `Iterator::next` inside `send_many` / `try_send_many`: the units
-//!   reserved for values not yet pulled are returned by a guard.
-//! - `Waker::wake` when a receive, a returned permit or a close wakes
-//!   waiters: every waiter handed units or a notification is woken even if
-//!   an earlier waker panics, and the first panic propagates afterwards. A
-//!   receive whose wake panics does not deliver the value it had taken: one
-//!   of up to 128 bytes is dropped, a larger one (already moved into the
-//!   receive's result) is leaked; the slot it freed is granted as usual.
-//! - `Waker::clone` and `Waker::drop` while a waiter registers: no lock or
-//!   busy flag stays taken (`wait::Cell` releases its slot, `wait::Queue`'s
-//!   list is consistent at every point where user code runs under its lock).
-//! - `T::drop` while the last receiver drains: the rest are still dropped
-//!   and every waiter is woken.
+//! Every place where user code runs while the channel holds something for
+//! the caller (an iterator in `send_many`, `Waker::wake`, `clone` and `drop`,
+//! `T::drop` in the last receiver's drain) gives it back on unwind, as the
+//! crate docs' Panics and misuse say; no lock or busy flag stays taken
+//! (`wait::Cell` releases its slot, `wait::Queue`'s list is consistent
+//! wherever user code runs under its lock).
 //!
 //! So the endpoints, permits and futures are `UnwindSafe` and
 //! `RefUnwindSafe`, as tokio's are: observing one after a caught panic shows
