@@ -193,6 +193,19 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     #[doc(hidden)]
     unsafe fn front(&self, cursor: &mut Self::Cursor) -> Result<Self::Front, PopError>;
 
+    /// After `front` found the next value claimed but unwritten
+    /// ([`PopError::Busy`]): whether a later value is already published. A
+    /// `try_recv` waits the write out only then; otherwise no completed send
+    /// is waiting, and it reports `Empty`.
+    ///
+    /// # Safety
+    ///
+    /// The consumer contract.
+    #[doc(hidden)]
+    unsafe fn published_behind(&self, _cursor: &mut Self::Cursor) -> bool {
+        true
+    }
+
     /// Moves the value out of `front`.
     ///
     /// # Safety

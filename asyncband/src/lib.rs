@@ -13,11 +13,10 @@
 //!   read-modify-write.
 //! - **Full** bounded channels make `try_send` return the value, `send` wait
 //!   (senders are served in the order they began to wait), and
-//!   `send_blocking` wait briefly (spinning or yielding the core), then
-//!   park.
+//!   `send_blocking` wait by the [wait policy](#choosing-a-wait-policy):
+//!   briefly spinning or yielding, then parking, or (`Spin`) busy-waiting.
 //! - **Empty** channels make `try_recv` report it, `recv` wait and
-//!   `recv_blocking` spin briefly (and yield, on an oversubscribed
-//!   machine), then park.
+//!   `recv_blocking` wait by the policy.
 //! - **Closed** channels (by [`close`](mpsc::Sender::close) from either side,
 //!   or because every sender or every receiver is gone) refuse sends and hand
 //!   the value back, while receivers first drain everything that was sent.
@@ -54,6 +53,7 @@
 //! | [`spsc`]: one sender, one receiver | [`spsc::Bounded<T, CAP>`] | [`spsc::Unbounded<T>`] |
 //! | [`mpsc`]: cloneable senders, one receiver | [`mpsc::Bounded<T, CAP>`] | [`mpsc::Unbounded<T>`] |
 //! | [`mpmc`]: cloneable senders and receivers | [`mpmc::Bounded<T, CAP>`] | [`mpmc::Unbounded<T>`] |
+//! | optional last parameters | `Bounded<T, CAP, INLINE, W>` | `Unbounded<T, INLINE, W>` |
 //!
 //! Every flavour has try, async (runtime-agnostic futures) and blocking
 //! operations, timeouts, close, counts and queries; bounded flavours also
@@ -199,7 +199,7 @@
 //!
 //! # Waiting
 //!
-//! A blocking call that must wait spins briefly and yields a few times,
+//! This section is the default policy's, [`Park`](wait::Park). A blocking call that must wait spins briefly and yields a few times,
 //! then parks; a future returns `Pending` and is woken. A send or receive
 //! that finds nobody waiting never touches a waker.
 //!
@@ -261,30 +261,46 @@
 //! receiver, and tasks on two tokio workers, change little
 //! (`benches/NOTES.md` in the repository has the measurement).
 //!
-//! A thread on a core of its own that must never sleep need not wait
-//! through the channel at all: it spins on `try_recv` (or `try_send`)
-//! itself. Nobody then waits on the other side's publishes: they stay
-//! plain stores, and no send or receive calls the barrier, with or without
-//! the switches above:
+//! # Choosing a wait policy
+//!
+//! `W`, the last parameter of every flavour ([`wait`]; `wait = park | spin`
+//! in [`channel!`]), picks how a blocked operation waits, and so the wake
+//! logic the channel carries:
+//!
+//! - [`Park`](wait::Park), the default: everything above. Blocking calls
+//!   spin, yield, then park; async operations register wakers; every send
+//!   and receive checks for a waiter to wake.
+//! - [`Spin`](wait::Spin): blocking calls (and their timeouts and
+//!   deadlines) busy-wait and never make a system call. The channel keeps
+//!   no waiters, so no side looks for one and a single side's publish is a
+//!   plain store, with no barrier. Try and blocking operations, permits,
+//!   batches, close, counts, weak endpoints and `select!` (which busy-polls
+//!   a spin arm) work as on `Park`; async operations, `Stream` and `Sink` do
+//!   not compile (the error names `wait = park`). Waiting senders are not
+//!   served in order: whichever spinning sender looks first takes the room.
+//!   A disconnect is seen at once. Closing an `spsc` channel from the
+//!   receiver makes one `membarrier(2)` call (Linux), so that a sender
+//!   spinning on its plain stores sees it.
+//!
+//! Spin when every spinning thread has a core of its own (pinned
+//! pipelines, trading or audio threads): a spin channel streams at a
+//! ring buffer's speed and wakes no one. Park in every other case: with
+//! more runnable threads than cores a spinner burns the time slice its peer
+//! needs, and tasks need wakers.
 //!
 //! ```
-//! use asyncband::error::TryRecvError;
+//! use asyncband::{channel, wait::Spin, spsc};
 //!
-//! let (mut tx, mut rx) = asyncband::spsc::bounded::<u64, 64>();
+//! let (mut tx, mut rx) = channel!(spsc, bounded = 64, u64, wait = spin);
+//! let _: &spsc::Sender<spsc::Bounded<u64, 64, { usize::MAX }, Spin>> = &tx;
 //! let producer = std::thread::spawn(move || {
 //!     for value in 0..1_000 {
-//!         while tx.try_send(value).is_err() {
-//!             std::hint::spin_loop();
-//!         }
+//!         tx.send_blocking(value).unwrap();
 //!     }
 //! });
 //! let mut sum = 0;
-//! loop {
-//!     match rx.try_recv() {
-//!         Ok(value) => sum += value,
-//!         Err(TryRecvError::Empty) => std::hint::spin_loop(),
-//!         Err(TryRecvError::Disconnected) => break,
-//!     }
+//! while let Ok(value) = rx.recv_blocking() {
+//!     sum += value;
 //! }
 //! producer.join().unwrap();
 //! assert_eq!(sum, 999 * 1_000 / 2);

@@ -146,6 +146,10 @@ impl<S: Storage> Chan<S> {
         &self,
         cursor: &mut S::Cursor,
     ) -> Result<S::Item, TryRecvError> {
+        // SAFETY: forwarded from the caller.
+        if !unsafe { self.storage.published_behind(cursor) } {
+            return Err(TryRecvError::Empty);
+        }
         let mut spins = 0;
         loop {
             spins += 1;

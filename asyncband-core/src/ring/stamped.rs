@@ -733,6 +733,19 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
         }
     }
 
+    unsafe fn published_behind(&self, _cursor: &mut K::Cursor) -> bool {
+        // ORDERING: Relaxed; a single consumer reads its own head, and for
+        // many a stale head only makes the scan longer.
+        let head = self.cursors.head.load(Ordering::Relaxed);
+        // ORDERING: SeqCst, as in `front`: every send that completed before
+        // this call has its claim in the word.
+        let claimed = Self::pos(self.cursors.tail.load_sc()).wrapping_sub(head) & Self::POS_MASK;
+        // ORDERING: Acquire pairs with each producer's publish.
+        (1..claimed.min(Self::CAP64)).any(|i| {
+            self.slot(head + i).stamp.load(Ordering::Acquire) == readable(head + i)
+        })
+    }
+
     #[allow(
         clippy::cast_possible_truncation,
         reason = "the length never exceeds `CAP`, which is a `usize`"
