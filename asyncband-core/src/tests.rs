@@ -115,6 +115,38 @@ fn ring_keeps_each_producers_order_at_capacity_2() {
     });
 }
 
+/// A `try_recv` after the caller's own completed send is never `Empty`,
+/// even when another producer's write ahead of that value is in flight:
+/// only a write with nothing published behind it may be reported empty.
+fn try_recv_after_own_send<S>()
+where
+    S: Storage<Item = u32, Senders = Many> + 'static,
+{
+    loom::model(|| {
+        let chan = Chan::<S>::new();
+        let mut cursor = chan.cursor();
+        let other = {
+            let chan = chan.clone();
+            thread::spawn(move || try_send(&chan, 1).unwrap())
+        };
+        try_send(&chan, 2).unwrap();
+        // SAFETY: this thread is the only consumer.
+        let first = unsafe { chan.try_recv(&mut cursor) };
+        other.join().unwrap();
+        assert!(matches!(first, Ok(1 | 2)), "{first:?}");
+    });
+}
+
+#[test]
+fn a_try_recv_after_its_own_send_waits_out_a_write_ahead_of_it_mpsc_ring() {
+    try_recv_after_own_send::<Ring<u32, 2, Many, One>>();
+}
+
+#[test]
+fn a_try_recv_after_its_own_send_waits_out_a_write_ahead_of_it_mpmc_ring() {
+    try_recv_after_own_send::<Ring<u32, 2, Many, Many>>();
+}
+
 #[test]
 fn ring_with_two_consumers_delivers_each_value_to_exactly_one() {
     loom::model(|| {

@@ -741,9 +741,8 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
         // this call has its claim in the word.
         let claimed = Self::pos(self.cursors.tail.load_sc()).wrapping_sub(head) & Self::POS_MASK;
         // ORDERING: Acquire pairs with each producer's publish.
-        (1..claimed.min(Self::CAP64)).any(|i| {
-            self.slot(head + i).stamp.load(Ordering::Acquire) == readable(head + i)
-        })
+        (1..claimed.min(Self::CAP64))
+            .any(|i| self.slot(head + i).stamp.load(Ordering::Acquire) == readable(head + i))
     }
 
     #[allow(
