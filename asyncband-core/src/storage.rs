@@ -193,6 +193,24 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     #[doc(hidden)]
     unsafe fn front(&self, cursor: &mut Self::Cursor) -> Result<Self::Front, PopError>;
 
+    /// As [`Storage::front`], for a receive that will not sleep on the
+    /// answer: it may report `Empty` without the `SeqCst` re-check a
+    /// registered waiter needs, where no completed send is waiting.
+    ///
+    /// # Errors
+    ///
+    /// As [`Storage::try_pop`].
+    ///
+    /// # Safety
+    ///
+    /// As for [`Storage::front`].
+    #[doc(hidden)]
+    #[inline(always)]
+    unsafe fn try_front(&self, cursor: &mut Self::Cursor) -> Result<Self::Front, PopError> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.front(cursor) }
+    }
+
     /// After `front` found the next value claimed but unwritten
     /// ([`PopError::Busy`]): whether a later value is already published. A
     /// `try_recv` waits the write out only then; otherwise no completed send

@@ -106,7 +106,7 @@ impl<S: Storage> Chan<S> {
     )]
     pub(crate) unsafe fn try_recv(&self, cursor: &mut S::Cursor) -> Result<S::Item, TryRecvError> {
         // SAFETY: forwarded from the caller.
-        match unsafe { self.storage.front(cursor) } {
+        match unsafe { self.storage.try_front(cursor) } {
             Ok(front) if is_large::<S::Item>() => {
                 // SAFETY: forwarded from the caller.
                 let mut popped = unsafe { self.popped_guard(cursor, front) };
@@ -159,7 +159,7 @@ impl<S: Storage> Chan<S> {
                 crate::sync::thread::yield_now();
             }
             // SAFETY: forwarded from the caller.
-            match unsafe { self.storage.front(cursor) } {
+            match unsafe { self.storage.try_front(cursor) } {
                 // SAFETY: forwarded from the caller; `front` came from this
                 // storage. (A large value goes through a local here: this
                 // path is rare.)

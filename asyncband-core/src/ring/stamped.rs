@@ -51,7 +51,7 @@ use crossbeam_utils::CachePadded;
 use crate::arity::{Arity, Many, One};
 use crate::slot::{Stamp, Stamped, is_large, readable, writable};
 use crate::storage::{Capacity, PopError, PushError, Storage};
-use crate::sync::{AtomicU64, Ordering, SeqCst};
+use crate::sync::{AtomicBool, AtomicU64, Ordering, SeqCst};
 use crate::wait::{Fence, Wait, spin_hint};
 
 use super::{Buffer, Cursors, RingFront, sealed};
@@ -62,12 +62,22 @@ use super::{Buffer, Cursors, RingFront, sealed};
 pub struct Claiming<K: Consumers> {
     /// The claim word, the producers' only shared state.
     tail: CachePadded<AtomicU64>,
+    /// The consumers' line: the head word and the close flag.
+    head: CachePadded<HeadLine>,
+    /// What the consumers' arity adds.
+    consumers: K,
+}
+
+/// What the consumers read on every pop.
+struct HeadLine {
     /// Many consumers: the claim word (the next position to take). One
     /// consumer: its position, published for `len` and the producers'
     /// capacity checks.
-    head: CachePadded<AtomicU64>,
-    /// What the consumers' arity adds.
-    consumers: K,
+    word: AtomicU64,
+    /// Set by `close` after the claim word's `CLOSED` bit, so that a
+    /// consumer finding the next slot unclaimed knows without loading the
+    /// claim word that no close has completed.
+    closed: AtomicBool,
 }
 
 /// The consumers of a ring with many producers: [`OneConsumer`] or
@@ -384,14 +394,17 @@ impl<K: Consumers> Cursors for Claiming<K> {
     fn new() -> Self {
         Self {
             tail: CachePadded::new(AtomicU64::new(0)),
-            head: CachePadded::new(AtomicU64::new(0)),
+            head: CachePadded::new(HeadLine {
+                word: AtomicU64::new(0),
+                closed: AtomicBool::new(false),
+            }),
             consumers: K::new(),
         }
     }
 
     unsafe fn take_queued<T, const CAP: usize>(ring: &Buffer<T, CAP, Self>) -> Option<T> {
         // ORDERING: Relaxed; the last consumer reads its own head.
-        let head = ring.cursors.head.load(Ordering::Relaxed);
+        let head = ring.cursors.head.word.load(Ordering::Relaxed);
         // ORDERING: SeqCst: the position in the closed claim word is the
         // frozen end.
         if head & Buffer::<T, CAP, Self>::POS_MASK
@@ -413,10 +426,14 @@ impl<K: Consumers> Cursors for Claiming<K> {
             Ordering::Release,
         );
         // ORDERING: SeqCst, a query's view of the head.
-        ring.cursors.head.store_sc(head + 1);
+        ring.cursors.head.word.store_sc(head + 1);
         Some(value)
     }
 }
+
+/// The mark `mark_claims_before` adds to a claimed slot's `writable`
+/// stamp (positions stay below 2^62, so the bit is free).
+const CLAIMED: u64 = 1 << 63;
 
 /// Where a slot stands relative to the position a producer wants it for.
 enum Lap {
@@ -461,7 +478,7 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
             self.slot(want).stamp.load_seq_cst()
         } else {
             self.slot(want).stamp.load(order)
-        };
+        } & !CLAIMED;
         let have = (stamp >> 1) & Self::POS_MASK;
         let ahead = have.wrapping_sub(want) & Self::POS_MASK;
         if ahead == 0 {
@@ -505,7 +522,7 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
             Lap::Free(full) => Some(Some(full)),
             Lap::Ahead => None,
             Lap::Behind => Some(self.cursors.consumers.room_behind(
-                &self.cursors.head,
+                &self.cursors.head.word,
                 last,
                 Self::POS_MASK,
                 Self::CAP64,
@@ -545,9 +562,49 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
         // writable for it, so nobody else touches it until it is readable;
         // `*value` holds a value (caller's contract).
         unsafe { slot.write_from(value) };
+        // After the write, which owns the line the previous slot usually
+        // shares.
+        self.mark_claims_before(full);
         // A release store (`SeqCst` for a large value), paired with the
         // consumer's load in `front`: see `Slot::publish`.
         slot.publish(readable(full));
+    }
+
+    /// One consumer: before publishing position `full`, stamps `CLAIMED` on
+    /// every slot before it whose position is claimed but still shows
+    /// plain `writable`, down to the first published or consumed one. So a
+    /// slot at the head that shows plain `writable` has nothing published
+    /// after it, and `try_front` may report it empty without loading the
+    /// claim word. Usually one load: the previous position is published.
+    #[inline]
+    fn mark_claims_before(&self, full: u64) {
+        if K::Arity::MANY {
+            return;
+        }
+        let mut pos = full;
+        while pos > 0 {
+            pos -= 1;
+            let stamp = &self.slot(pos).stamp;
+            // ORDERING: Acquire: a published stamp synchronises with its
+            // producer, whose walk marked the positions before it.
+            let mut seen = stamp.load(Ordering::Acquire);
+            if seen == writable(pos) {
+                // ORDERING: Acquire on failure, as above; the mark itself
+                // is ordered before our publish by that Release store.
+                seen = match stamp.compare_exchange(
+                    seen,
+                    seen | CLAIMED,
+                    Ordering::Relaxed,
+                    Ordering::Acquire,
+                ) {
+                    Ok(_) => continue,
+                    Err(now) => now,
+                };
+            }
+            if seen != writable(pos) | CLAIMED {
+                return;
+            }
+        }
     }
 
     /// Many producers: compare-exchange on the claim word; on failure
@@ -685,7 +742,7 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
     unsafe fn front(&self, _cursor: &mut K::Cursor) -> Result<RingFront<T, Stamped>, PopError> {
         // ORDERING: Relaxed; a single consumer reads its own head, many
         // consumers re-validate with the compare-exchange below.
-        let mut head = self.cursors.head.load(Ordering::Relaxed);
+        let mut head = self.cursors.head.word.load(Ordering::Relaxed);
         loop {
             let slot = self.slot(head);
             // An acquire load (`SeqCst` for a large value, the re-check of a
@@ -693,7 +750,7 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
             // `publish`: the value is visible once the stamp says readable.
             let stamp = slot.published();
             if stamp == readable(head) {
-                if let Err(current) = self.cursors.consumers.claim(&self.cursors.head, head) {
+                if let Err(current) = self.cursors.consumers.claim(&self.cursors.head.word, head) {
                     head = current;
                     continue;
                 }
@@ -710,7 +767,7 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
             if let Some(current) = self
                 .cursors
                 .consumers
-                .taken(&self.cursors.head, stamp, next_lap)
+                .taken(&self.cursors.head.word, stamp, next_lap)
             {
                 head = current;
                 continue;
@@ -718,7 +775,7 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
             // ORDERING: SeqCst: the waiting consumer's re-check, paired with
             // the producers' SeqCst claims.
             let word = self.cursors.tail.load_sc();
-            if let Some(current) = self.cursors.consumers.moved(&self.cursors.head, head) {
+            if let Some(current) = self.cursors.consumers.moved(&self.cursors.head.word, head) {
                 head = current;
                 continue;
             }
@@ -733,10 +790,36 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
         }
     }
 
+    #[inline]
+    unsafe fn try_front(&self, cursor: &mut K::Cursor) -> Result<RingFront<T, Stamped>, PopError> {
+        if !K::Arity::MANY {
+            // ORDERING: Relaxed; the single consumer reads its own head.
+            let head = self.cursors.head.word.load(Ordering::Relaxed);
+            let slot = self.slot(head);
+            // An acquire load, paired with the producer's store in `publish`.
+            let stamp = slot.published();
+            if stamp == readable(head) {
+                return Ok(RingFront {
+                    pos: head,
+                    slot,
+                    fenced: false,
+                });
+            }
+            // Unmarked: unclaimed, or claimed with nothing published after
+            // it (`mark_claims_before`). Either way no completed send waits.
+            // ORDERING: Relaxed: see `close`.
+            if stamp == writable(head) && !self.cursors.head.closed.load(Ordering::Relaxed) {
+                return Err(PopError::Empty);
+            }
+        }
+        // SAFETY: forwarded from the caller.
+        unsafe { self.front(cursor) }
+    }
+
     unsafe fn published_behind(&self, _cursor: &mut K::Cursor) -> bool {
         // ORDERING: Relaxed; a single consumer reads its own head, and for
         // many a stale head only makes the scan longer.
-        let head = self.cursors.head.load(Ordering::Relaxed);
+        let head = self.cursors.head.word.load(Ordering::Relaxed);
         // ORDERING: SeqCst, as in `front`: every send that completed before
         // this call has its claim in the word.
         let claimed = Self::pos(self.cursors.tail.load_sc()).wrapping_sub(head) & Self::POS_MASK;
@@ -859,14 +942,14 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
                 &slot.stamp,
                 writable(front.pos + Self::CAP64),
                 front.pos,
-                &self.cursors.head,
+                &self.cursors.head.word,
             );
         }
     }
 
     unsafe fn peek<'a>(&'a self, _cursor: &'a mut K::Cursor) -> Option<&'a T> {
         // ORDERING: Relaxed; the single consumer reads its own head.
-        let head = self.cursors.head.load(Ordering::Relaxed);
+        let head = self.cursors.head.word.load(Ordering::Relaxed);
         // ORDERING: Acquire pairs with the producer's publish.
         if self.slot(head).stamp.load(Ordering::Acquire) != readable(head) {
             return None;
@@ -880,7 +963,12 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
     unsafe fn close(&self, _from_producer: bool) -> bool {
         // ORDERING: SeqCst: freezes the boundary in the claim word; every
         // claim is ordered before or after it.
-        self.cursors.tail.fetch_or(Self::CLOSED, Ordering::SeqCst) & Self::CLOSED == 0
+        let first = self.cursors.tail.fetch_or(Self::CLOSED, Ordering::SeqCst) & Self::CLOSED == 0;
+        // ORDERING: Release; `try_front` reads it only to skip the claim
+        // word while no close has completed, and a close that completed
+        // before a receive happens before it.
+        self.cursors.head.closed.store(true, Ordering::Release);
+        first
     }
 
     fn is_closed(&self) -> bool {
@@ -890,7 +978,7 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
 
     fn head_position(&self) -> u64 {
         // ORDERING: SeqCst; a query, and the sender's re-check in `is_full`.
-        self.cursors.head.load_sc()
+        self.cursors.head.word.load_sc()
     }
 
     fn before_send_wait(&self) {
@@ -902,7 +990,7 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
         unsafe {
             self.cursors
                 .consumers
-                .after_pop(cursor, waiting, &self.cursors.head);
+                .after_pop(cursor, waiting, &self.cursors.head.word);
         }
     }
 
@@ -944,7 +1032,7 @@ mod tests {
         let pos_mask = Buffer::<u64, 4, Claiming<K>>::POS_MASK;
         let pos_shift = Buffer::<u64, 4, Claiming<K>>::POS_SHIFT;
         ring.cursors.tail.store_sc((start & pos_mask) << pos_shift);
-        ring.cursors.head.store_sc(start);
+        ring.cursors.head.word.store_sc(start);
         for pos in start..start + 4 {
             ring.slot(pos).stamp.store_seq_cst(writable(pos));
         }
