@@ -84,11 +84,7 @@ impl<'a, S: Storage> Pusher<'a, S> {
     }
 }
 
-impl<S: Storage> fmt::Debug for Pusher<'_, S> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Pusher").finish_non_exhaustive()
-    }
-}
+opaque_debug!(impl[S: Storage] Pusher<'_, S>);
 
 impl<S: Storage> sealed::Sealed for Pusher<'_, S> {}
 

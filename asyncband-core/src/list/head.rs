@@ -278,12 +278,6 @@ impl<T, Tx: Watch<T>> Head<T, Tx> for OneHead<T, Tx> {
     }
 }
 
-impl<T, Tx: Watch<T>> std::fmt::Debug for OneHead<T, Tx> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OneHead").finish_non_exhaustive()
-    }
-}
-
 /// The end that many consumers share: each claims, with one compare-exchange
 /// on the claim word, an index a producer has claimed (module docs of `list`).
 pub struct ManyHead<T, W: Wait> {
@@ -296,6 +290,8 @@ pub struct ManyHead<T, W: Wait> {
     /// How a consumer waits out another's step.
     wait: PhantomData<W>,
 }
+
+opaque_debug!(impl[T, Tx: Watch<T>] OneHead<T, Tx>; impl[T, W: Wait] ManyHead<T, W>);
 
 impl<T, W: Wait> ManyHead<T, W> {
     /// Claims the next index that a producer has claimed in `tail`.
@@ -491,11 +487,5 @@ impl<T, W: Wait> Head<T, ManyTail<T, W>> for ManyHead<T, W> {
     fn block(&self) -> *mut Block<T, Stamped> {
         // ORDERING: Relaxed; the list is being dropped (`&mut`).
         self.block.load(Ordering::Relaxed)
-    }
-}
-
-impl<T, W: Wait> std::fmt::Debug for ManyHead<T, W> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ManyHead").finish_non_exhaustive()
     }
 }

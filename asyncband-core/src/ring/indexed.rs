@@ -69,11 +69,7 @@ pub struct IndexedCursor {
     tail_cache: u64,
 }
 
-impl<W: Wait> std::fmt::Debug for Indexed<W> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Indexed").finish_non_exhaustive()
-    }
-}
+opaque_debug!(impl[W: Wait] Indexed<W>);
 
 impl<W: Wait> sealed::Sealed for Indexed<W> {}
 
