@@ -1,9 +1,7 @@
 //! How many endpoints a side of a channel may have: [`One`] or [`Many`].
 //!
-//! Arity is a type parameter of the storage and of the channel, never a
-//! runtime flag. Code branches on the associated constant [`Arity::MANY`],
-//! which the compiler folds away, so a single-producer channel carries none
-//! of the claim logic a multi-producer one needs.
+//! Arity is a type parameter, never a runtime flag: code branches on
+//! [`Arity::MANY`], which the compiler folds away.
 
 use crate::slot::{NoStamp, Stamp, Stamped};
 use crate::wait::{Cell, Queue, WaitSet};
@@ -12,8 +10,7 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// The arity of one side of a channel. Sealed: [`One`] and [`Many`] are the
-/// only implementations.
+/// The arity of one side of a channel: [`One`] or [`Many`]. Sealed.
 ///
 /// # Examples
 ///
@@ -27,18 +24,14 @@ pub trait Arity: sealed::Sealed + Send + Sync + Sized + 'static {
     /// True when the side may have several endpoints acting at once.
     const MANY: bool;
 
-    /// Where this side's endpoints wait: one cell for a single endpoint, a
-    /// cancel-safe FIFO for many.
+    /// Where this side's endpoints wait: a cell for one, a FIFO for many.
     type WaitSet: WaitSet;
 
-    /// The per-slot publication word this arity needs on the producer side:
-    /// many producers publish through slot stamps, one producer through its
-    /// index (see the private `slot` module).
+    /// The per-slot publication word this arity needs as producers.
     type Stamp: Stamp;
 }
 
-/// Exactly one endpoint on this side; it takes `&mut self` to move values, so
-/// it claims positions with plain loads and stores.
+/// Exactly one endpoint on this side, which moves values through `&mut`.
 ///
 /// # Examples
 ///
@@ -50,8 +43,7 @@ pub trait Arity: sealed::Sealed + Send + Sync + Sized + 'static {
 #[derive(Debug)]
 pub enum One {}
 
-/// Any number of cloneable endpoints on this side; each claim is one atomic
-/// read-modify-write.
+/// Any number of cloneable endpoints on this side.
 ///
 /// # Examples
 ///
@@ -78,11 +70,9 @@ impl Arity for Many {
     type Stamp = Stamped;
 }
 
-/// A supported pair of producer and consumer arities, `(Senders,
-/// Receivers)`: `(One, One)`, `(Many, One)` and `(Many, Many)`. Sealed; the
-/// storages implement [`Storage`](crate::storage::Storage) only for these,
-/// so a single-producer, many-consumer channel does not compile (its
-/// consumers would share cursor state that only a single consumer may use).
+/// A supported pair of producer and consumer arities: `(One, One)`,
+/// `(Many, One)` and `(Many, Many)`. Sealed; a single-producer,
+/// many-consumer channel does not compile.
 ///
 /// # Examples
 ///

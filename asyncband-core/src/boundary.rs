@@ -1,10 +1,9 @@
 //! Closing a channel whose single producer publishes with plain stores.
 //!
-//! With many producers the close bit lives in the claim word, so each claim's
-//! read-modify-write orders it against the close. A single producer claims
-//! nothing: it writes its slot and stores its index, so a close from the
-//! receiver side races with a publish in flight, and a send that returned
-//! `Ok` must not be lost. The [`Boundary`] settles that race.
+//! With many producers the close bit lives in the claim word, which every
+//! claim's read-modify-write orders. A single producer only stores its
+//! index, so a close from the receiver side races with a publish in flight,
+//! and a send that returned `Ok` must not be lost: [`Boundary`] settles it.
 //!
 //! # Protocol
 //!
@@ -13,22 +12,18 @@
 //! everybody obeys it: values before `frozen` are received, the rest are not.
 //!
 //! - The closer stores `closed` (`SeqCst`), waits on the producer's fence as
-//!   a receiver does (a producer publishing with plain stores needs the
-//!   closer's barrier for the argument below: `wait/fence.rs`), then loads
-//!   the published tail (`SeqCst`) and settles at it. The producer itself,
-//!   or a closer finding the boundary settled, skips the fence
-//!   ([`Boundary::close_single`]).
+//!   a receiver does (plain publishes need its barrier: `wait/fence.rs`),
+//!   then loads the published tail (`SeqCst`) and settles at it
+//!   ([`Boundary::close_single`] says who skips the fence).
 //! - The producer, after publishing position `t` (a `SeqCst` store of
 //!   `t + 1`), loads `closed` (`SeqCst`). If set, it settles at `t + 1`; if
 //!   the winning boundary is `<= t`, its value is outside, so it takes the
 //!   value back and reports the channel closed.
-//! - The consumer, refreshing its copy of the tail, loads the tail, then
-//!   `closed`. If clear, the closer has yet to store it, so the tail it will
-//!   load, and any boundary, is at least the consumer's. If set, the consumer
-//!   loads the tail *again* and settles with that, never the first load,
-//!   which a producer may have overtaken by publishing, missing the flag and
-//!   returning `Ok` (the loom models `close_racing_with_send_*` find both
-//!   wrong orders). The consumer never reads past the boundary.
+//! - The consumer loads the tail, then `closed`. If clear, any boundary is
+//!   at least that tail. If set, it loads the tail *again* and settles with
+//!   that, never the first load, which a producer may have overtaken,
+//!   missing the flag and returning `Ok` (the loom models
+//!   `close_racing_with_send_*`). It never reads past the boundary.
 //!
 //! The closer's and the producer's store/load are the two halves of the
 //! store-buffer pattern: in the single `SeqCst` order either the closer sees
@@ -43,9 +38,8 @@ use crate::wait::Fence;
 
 const OPEN: u64 = u64::MAX;
 
-/// A single endpoint's index store: `SeqCst` when fenced (the notifier half
-/// of the store-buffer race), otherwise a release store that the compiler
-/// may not move after the flag load that follows it (`wait/fence.rs`).
+/// A single endpoint's index store: `SeqCst` when fenced, else a release
+/// store kept before the flag load that follows (`wait/fence.rs`).
 #[inline]
 pub(crate) fn publish(index: &AtomicU64, value: u64, fenced: bool) {
     if fenced {
@@ -74,8 +68,7 @@ impl Boundary {
         }
     }
 
-    /// Whether the channel is closed: a `SeqCst` load (free on x86), the
-    /// producer's half of the store-buffer pattern.
+    /// Whether the channel is closed: the producer's `SeqCst` load.
     #[inline]
     pub(crate) fn is_closed(&self) -> bool {
         self.closed.load_sc()
@@ -91,15 +84,10 @@ impl Boundary {
     /// producer's `fence` as a receiver does, and settles at the tail
     /// `published` loads (`SeqCst`). True if this call closed it.
     ///
-    /// Two closers skip the barrier (a system call while the fence is plain,
-    /// else paid by every short-lived channel as its ends drop):
-    ///
-    /// - the producer itself (`from_producer`), whose own publishes precede
-    ///   this in program order, so its load of the tail sees them;
-    /// - a closer that finds the boundary settled: its settle would change
-    ///   nothing, and every settle came after its caller saw the values
-    ///   inside published (by a load of the tail, or as the producer), so
-    ///   whoever reads [`Boundary::frozen`] sees them too.
+    /// The producer itself (`from_producer`: its publishes precede this)
+    /// skips the barrier, and so does a closer that finds the boundary
+    /// settled: every settle came after its caller saw the values inside
+    /// published, so whoever reads [`Boundary::frozen`] sees them too.
     pub(crate) fn close_single(
         &self,
         from_producer: bool,
@@ -140,10 +128,8 @@ impl Boundary {
         }
     }
 
-    /// The end the consumer may read to, from `tail` (a `SeqCst` load of the
-    /// published tail, which also acquires the slot writes): the tail, then
-    /// the close flag, and with the flag up a second tail, loaded after it,
-    /// settled with (module docs).
+    /// The end the consumer may read to, `tail` loading the published tail
+    /// (`SeqCst`, acquiring the slot writes) (module docs).
     #[inline]
     pub(crate) fn readable_end(&self, tail: impl Fn() -> u64) -> u64 {
         let end = tail();

@@ -1,10 +1,9 @@
 //! Why an operation on a channel did not complete.
 //!
-//! Every error that holds the value it failed to deliver hands it back
-//! through [`into_inner`](SendError::into_inner) (or by matching), so a failed
-//! send never loses a message. All of them implement `Debug` without requiring
-//! `T: Debug`, `Display`, [`std::error::Error`], `Clone` and `Eq` where `T`
-//! does, and `Copy` where they hold no value.
+//! An error holding the value it failed to deliver hands it back through
+//! [`into_inner`](SendError::into_inner) (or by matching). All implement
+//! `Debug` without requiring `T: Debug`, `Display`, [`std::error::Error`],
+//! `Clone` and `Eq` where `T` does, and `Copy` where they hold no value.
 
 use std::fmt;
 
@@ -81,7 +80,7 @@ pub enum SendTimeoutError<T> {
 /// assert_eq!(rx.recv_blocking(), Ok(7));
 /// assert_eq!(rx.recv_blocking(), Err(RecvError));
 /// ```
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RecvError;
 
 /// Why `try_recv` returned no value.
@@ -96,7 +95,7 @@ pub struct RecvError;
 /// drop(tx);
 /// assert_eq!(rx.try_recv(), Err(TryRecvError::Disconnected));
 /// ```
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TryRecvError {
     /// No value is ready now. The next value in order may still be being
     /// written by a sender that has claimed its position; `recv` waits for it.
@@ -116,7 +115,7 @@ pub enum TryRecvError {
 /// let (_tx, mut rx) = mpsc::unbounded::<u8>();
 /// assert_eq!(rx.recv_timeout(Duration::from_millis(1)), Err(RecvTimeoutError::Timeout));
 /// ```
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RecvTimeoutError {
     /// No value arrived before the deadline.
     Timeout,
@@ -229,22 +228,12 @@ send_error!(
     "timed out waiting for capacity"
 );
 
-/// The traits of the two receive errors with a reason beside
-/// `Disconnected`.
+/// The traits of the two receive errors with a reason beside `Disconnected`.
 macro_rules! recv_error {
     ($error:ident, $why:ident, $why_says:literal) => {
         impl From<RecvError> for $error {
             fn from(_: RecvError) -> Self {
                 Self::Disconnected
-            }
-        }
-
-        impl fmt::Debug for $error {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(match self {
-                    Self::$why => stringify!($why),
-                    Self::Disconnected => "Disconnected",
-                })
             }
         }
 
@@ -267,12 +256,6 @@ recv_error!(RecvTimeoutError, Timeout, "timed out waiting for a value");
 impl<T> fmt::Debug for SendError<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("SendError(..)")
-    }
-}
-
-impl fmt::Debug for RecvError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("RecvError")
     }
 }
 

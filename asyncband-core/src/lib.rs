@@ -1,7 +1,6 @@
 //! The shared lock-free core of [asyncband](https://docs.rs/asyncband).
 //!
-//! Users depend on `asyncband`; this crate holds the machinery its channels
-//! are instantiated from, one axis per module:
+//! The machinery `asyncband`'s channels are made from, one axis per module:
 //!
 //! | axis | modules |
 //! | --- | --- |
@@ -11,17 +10,15 @@
 //! | composition | [`chan`]: one generic [`Chan`](chan::Chan) and its futures |
 //! | endpoints | [`endpoint`]: the handles that own each side's right to act, the only way to move values |
 //!
-//! What is public is the endpoint layer and read-only queries: every
-//! operation that changes counts, capacity or waiting state is
-//! crate-private or `unsafe`.
+//! Public are the endpoints and read-only queries; every operation that
+//! changes counts, capacity or waiting state is crate-private or `unsafe`.
 //!
 //! # Guarantees
 //!
 //! - **Lock-free fast paths.** A send or receive that does not wait takes
-//!   no lock and allocates nothing: a single side moves a value with plain
-//!   loads and one store of its own index; a multi side claims its
-//!   position with one compare-exchange. Whether anybody waits costs one
-//!   `SeqCst` load of a read-mostly word (nothing, for a spin channel).
+//!   no lock and allocates nothing: a single side stores its own index; a
+//!   multi side claims its position with one compare-exchange. Whether
+//!   anybody waits costs one `SeqCst` load (nothing, for a spin channel).
 //! - **Nothing lost.** Every value is dropped exactly once: received, handed
 //!   back in an error, or dropped when the last receiver goes. A send that
 //!   returned `Ok` is received by a receiver that keeps receiving until the
@@ -46,6 +43,17 @@ compile_error!(
      counters that must never wrap. This target does not provide them."
 );
 
+/// `Debug` impls that show only the type's name.
+macro_rules! opaque_debug {
+    ($(impl[$($generics:tt)*] $name:ident<$($args:tt),*>);* $(;)?) => {$(
+        impl<$($generics)*> std::fmt::Debug for $name<$($args),*> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($name)).finish_non_exhaustive()
+            }
+        }
+    )*};
+}
+
 pub mod arity;
 pub mod chan;
 pub mod endpoint;
@@ -63,7 +71,7 @@ mod unwind;
 #[cfg(all(test, asyncband_loom))]
 mod tests;
 
-/// The reference count that endpoints share a [`Chan`](chan::Chan) through.
+/// The reference count endpoints share a [`Chan`](chan::Chan) through.
 #[doc(hidden)]
 #[cfg(asyncband_loom)]
 pub use loom::sync::Arc;

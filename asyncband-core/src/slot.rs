@@ -8,12 +8,10 @@
 //! | `2q` | empty, writable for position `q` |
 //! | `2q + 1` | holds the value for position `q`, readable |
 //!
-//! Because the position is part of the stamp, a slot reused for a later lap
-//! (or a recycled block) needs no reset: a stale stamp never equals the one a
-//! reader expects. The stamp shares the value's cache line, so each side polls
-//! the slot it is about to use, not the other's index: one line moves per
-//! message. A single producer's published index says everything, so its slots
-//! carry a zero-sized [`NoStamp`] (and a zero-sized payload takes no memory).
+//! A slot reused for a later lap (or a recycled block) needs no reset: a
+//! stale stamp never equals the one a reader expects. The stamp shares the
+//! value's cache line, so one line moves per message. A single producer's
+//! index says everything, so its slots carry a zero-sized [`NoStamp`].
 
 use std::mem::MaybeUninit;
 
@@ -62,8 +60,7 @@ impl Stamp for AtomicU64 {
     }
 }
 
-/// No stamp: a single producer publishes through its index instead. The
-/// storages never touch it; it keeps the slot type uniform.
+/// No stamp: a single producer publishes through its index instead.
 #[derive(Debug)]
 pub struct NoStamp;
 
@@ -89,10 +86,9 @@ impl Stamp for NoStamp {
     fn store_seq_cst(&self, _: u64) {}
 }
 
-/// Whether `T` is over 128 bytes: a receive then moves it straight from its
-/// slot into its result (`chan::Popped`), saving a copy, and many producers
-/// publish it with a `SeqCst` stamp ([`Slot::publish`]), a locked store that
-/// is small next to the copy, so that a receiver may sleep on it.
+/// Whether `T` is over 128 bytes: a receive then moves it straight into its
+/// result (`chan::Popped`), and many producers publish it with a `SeqCst`
+/// stamp ([`Slot::publish`]), small next to the copy.
 #[inline]
 pub(crate) const fn is_large<T>() -> bool {
     size_of::<T>() > 128
@@ -115,9 +111,8 @@ pub(crate) struct Slot<T, S> {
     pub(crate) stamp: S,
     /// # Safety
     ///
-    /// Initialised exactly while the storage protocol says the slot holds a
-    /// value; accessed only by the one party the protocol gives it to (the
-    /// producer that claimed it, then the consumer that took it).
+    /// Initialised exactly while the protocol says the slot holds a value;
+    /// accessed only by the party it gives the slot to.
     value: UnsafeCell<MaybeUninit<T>>,
 }
 
@@ -131,7 +126,7 @@ impl<T, S: Stamp> Slot<T, S> {
     }
 
     /// Makes the memory at `slot` an empty slot stamped `stamp`, writing only
-    /// the stamp, so no `T`-sized temporary overflows a debug build's stack.
+    /// the stamp (no `T`-sized temporary on the stack).
     ///
     /// # Safety
     ///
@@ -139,15 +134,13 @@ impl<T, S: Stamp> Slot<T, S> {
     pub(crate) unsafe fn init(slot: *mut Self, stamp: u64) {
         #[cfg(not(asyncband_loom))]
         {
-            // SAFETY: valid and aligned (the caller's contract). The value
-            // cell is left as it is: any bytes are a valid empty
-            // `UnsafeCell<MaybeUninit<T>>`, which has no state of its own.
+            // SAFETY: valid and aligned (the caller's contract); any bytes
+            // are a valid empty `UnsafeCell<MaybeUninit<T>>`.
             unsafe { (&raw mut (*slot).stamp).write(S::new(stamp)) };
         }
         #[cfg(asyncband_loom)]
         {
-            // SAFETY: as above. loom's cell tracks accesses in state of its
-            // own, so it is built whole (loom's payloads are small).
+            // SAFETY: as above; loom's cell has state, so it is built whole.
             unsafe { slot.write(Self::new(stamp)) };
         }
     }
@@ -163,8 +156,7 @@ impl<T, S: Stamp> Slot<T, S> {
         self.value.with_mut(|cell| unsafe { (*cell).write(value) });
     }
 
-    /// Moves the value out of `*value` in, leaving `None`; taken next to the
-    /// write, so a large value is copied once, straight into the slot.
+    /// Moves the value of `*value` in, leaving `None` (one copy).
     ///
     /// # Safety
     ///
@@ -189,16 +181,15 @@ impl<T, S: Stamp> Slot<T, S> {
             .with(|cell| unsafe { (*cell).assume_init_read() })
     }
 
-    /// Publishes the value just written for a position: stores `stamp` (its
-    /// `readable` stamp). A large value's stamp is stored `SeqCst`, the
-    /// producer's half of the store-buffer pair behind
+    /// Publishes the value just written: stores its `readable` `stamp`. A
+    /// large value's is `SeqCst`, the producer's half of the store-buffer
+    /// pair behind
     /// [`Storage::NOTIFIES_BUSY`](crate::storage::Storage::NOTIFIES_BUSY):
-    /// it stores the stamp, then loads the receivers' flag (`SeqCst`, in
-    /// `Chan::notify_receivers`); a receiver stores the flag (`SeqCst`, when
-    /// it registers), then loads the stamp ([`Slot::published`]). One sees
-    /// the other, so a receiver asleep on a value being written is woken.
-    /// Small values keep a release store: there a locked store would cost
-    /// more than the receiver's spin.
+    /// it stores the stamp, then loads the receivers' flag
+    /// (`Chan::notify_receivers`); a receiver stores the flag when it
+    /// registers, then loads the stamp ([`Slot::published`]), so a receiver
+    /// asleep on a value being written is woken. Small values keep a
+    /// release store, cheaper than the receiver's spin.
     #[inline]
     pub(crate) fn publish(&self, stamp: u64) {
         if is_large::<T>() {
@@ -212,8 +203,7 @@ impl<T, S: Stamp> Slot<T, S> {
         }
     }
 
-    /// Loads the stamp to see whether the value is published
-    /// ([`Slot::publish`]).
+    /// Loads the stamp: whether the value is published ([`Slot::publish`]).
     #[inline]
     pub(crate) fn published(&self) -> u64 {
         if is_large::<T>() {

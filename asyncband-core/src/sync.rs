@@ -1,8 +1,7 @@
 //! The synchronisation primitives the core is written against.
 //!
-//! Under `--cfg asyncband_loom` every atomic, cell, lock and thread operation
-//! comes from [loom], so the model checker sees each of them; otherwise they
-//! are `std`'s. Code elsewhere in the crate imports only from here.
+//! [loom]'s under `--cfg asyncband_loom`, else `std`'s; the rest of the
+//! crate imports them only from here.
 
 #[cfg(not(asyncband_loom))]
 pub(crate) use std::sync::{
@@ -24,16 +23,14 @@ pub(crate) mod thread {
     #[cfg(asyncband_loom)]
     pub(crate) use loom::thread::{Thread, current, park, yield_now};
 
-    /// loom has no clock, so a timed park is a plain park there; models never
-    /// rely on a timeout firing.
+    /// loom has no clock: a timed park is a plain park.
     #[cfg(asyncband_loom)]
     pub(crate) fn park_timeout(_: std::time::Duration) {
         park();
     }
 }
 
-/// An `UnsafeCell` with loom's closure API, so that loom can check every
-/// access to a protocol-guarded value.
+/// An `UnsafeCell` with loom's closure API, so loom checks every access.
 #[derive(Debug)]
 pub(crate) struct UnsafeCell<T> {
     #[cfg(not(asyncband_loom))]
@@ -74,22 +71,16 @@ impl<T> UnsafeCell<T> {
 /// `SeqCst` loads and stores that take part in a store-buffer argument
 /// (see [`crate::wait`]), and the other stores to the same words.
 ///
-/// Natively they are plain accesses (a `SeqCst` load is a plain `mov` on
-/// x86). loom models `SeqCst` loads and stores as acquire/release only,
-/// admitting executions C++ forbids, so under `asyncband_loom` the `SeqCst`
-/// ones are read-modify-writes: they read the newest value and chain through
-/// release sequences, at least as strong here and checkable by loom. As a
-/// read-modify-write can lose a concurrent plain store in loom's partial
-/// modification order, every other store to such a word
-/// ([`SeqCst::store_at`]) is a swap under loom too.
+/// Natively they are plain accesses. loom models `SeqCst` loads and stores
+/// as acquire/release only, admitting executions C++ forbids, so under loom
+/// they are read-modify-writes (at least as strong, and checkable); as one
+/// can lose a concurrent plain store in loom's modification order, every
+/// other store to such a word ([`SeqCst::store_at`]) is a swap there too.
 ///
 /// Miri's weak-memory emulation (before rust-lang/miri#5104) lets a `SeqCst`
 /// load return a release store since overwritten by a `SeqCst` store, which
-/// C++20 forbids (the store-buffer litmus in `TESTING.md` fails). Our
-/// protocols have that shape (a producer's release store of a stamp,
-/// overwritten by the consumer's `SeqCst` store freeing the slot), so under
-/// Miri the `SeqCst` loads are read-modify-writes as under loom. Every other
-/// access keeps its ordering and its weak behaviours.
+/// C++20 forbids and our protocols rely on (see `TESTING.md`), so under Miri
+/// the `SeqCst` loads are read-modify-writes too.
 pub(crate) trait SeqCst {
     type Value;
     fn load_sc(&self) -> Self::Value;

@@ -1,25 +1,22 @@
 //! Endpoints: the only way to move values through a [`Chan`].
 //!
-//! The channel's value-moving methods are `unsafe` and crate-private: a
-//! single producer or consumer promises that the cursor it passes is its
-//! side's one cursor, and a sender that it returns only capacity it holds.
-//! The types here carry those promises, so code built on them (the
-//! `asyncband` facade) needs no `unsafe`:
+//! The channel's value-moving methods are `unsafe`: a single producer or
+//! consumer promises that the cursor it passes is its side's one cursor,
+//! and a sender that it returns only capacity it holds. The types here
+//! carry those promises, so the `asyncband` facade needs no `unsafe`:
 //!
 //! - [`Producer`] and [`Consumer`] count themselves in the channel until
-//!   they drop. A single one owns its side's one cursor, in a box of its
-//!   own, and lends it through `&mut self`
-//!   ([`Producer::by_ref`], [`Consumer::by_ref`]); with [`Many`] arity they
-//!   are `Clone` and also act through `&self` ([`Producer::shared`],
-//!   [`Consumer::shared`]), their cursors holding nothing.
+//!   they drop. A single one owns its side's one cursor and lends it
+//!   through `&mut self` ([`Producer::by_ref`], [`Consumer::by_ref`]); with
+//!   [`Many`] arity they are `Clone` and also act through `&self`
+//!   ([`Producer::shared`], [`Consumer::shared`]).
 //! - [`ProducerRef`] and [`ConsumerRef`] are that borrowed right to act,
 //!   never `Clone`, so a single side's right is never in two places.
-//! - [`Units`] is capacity held ahead of a send (`units.rs`): the only thing
-//!   that can return capacity, and only what it holds.
+//! - [`Units`] is capacity held ahead of a send: the only thing that can
+//!   return capacity, and only what it holds.
 //! - [`Weak`] endpoints keep nothing open.
 //!
-//! Every type is `Send` (and the endpoints `Sync`) whenever the payload is
-//! `Send`, with no other bound.
+//! Every type is `Send` (and the endpoints `Sync`) when the payload is.
 //!
 //! # Examples
 //!
@@ -52,8 +49,7 @@ use crate::error::{
 };
 use crate::storage::{Storage, Turns, conjured, cursor_of};
 
-/// A new open channel over storage `S`: its one producer and its one
-/// consumer.
+/// A new open channel over storage `S`: its producer and its consumer.
 ///
 /// # Examples
 ///
@@ -88,12 +84,8 @@ pub fn channel<S: Storage>() -> (Producer<S>, Consumer<S>) {
 }
 
 /// A producer of a channel, counted as a sender until it drops; the last
-/// one closes the channel.
-///
-/// A single producer owns the channel's one producer cursor and moves
-/// values through [`Producer::by_ref`], which borrows it mutably, so no two
-/// producer-side operations overlap. With [`Many`] producers it is `Clone`
-/// and also acts through [`Producer::shared`].
+/// one closes the channel. It sends through [`Producer::by_ref`] or, one of
+/// [`Many`], [`Producer::shared`] (module docs).
 ///
 /// # Examples
 ///
@@ -112,19 +104,15 @@ pub struct Producer<S: Storage> {
     chan: Arc<Chan<S>>,
     /// # Safety
     ///
-    /// With a single producer, the channel's one producer cursor, made with
-    /// the channel and never given out but through this producer's rights;
-    /// on lines of its own. `None` with many producers.
+    /// With a single producer, the channel's one producer cursor, never
+    /// given out but through this producer's rights; `None` with many.
     cursor: Option<Box<CachePadded<Turns<S::ProducerCursor>>>>,
     hold: Hold<S>,
 }
 
 /// A consumer of a channel, counted as a receiver until it drops; the last
-/// one closes the channel and drops the values still queued.
-///
-/// A single consumer owns the channel's one cursor and receives through
-/// [`Consumer::by_ref`]; with [`Many`] consumers it is `Clone` and also
-/// acts through [`Consumer::shared`].
+/// one closes the channel and drops the values still queued. It receives
+/// through [`Consumer::by_ref`] or, one of [`Many`], [`Consumer::shared`].
 ///
 /// # Examples
 ///
@@ -143,7 +131,7 @@ pub struct Consumer<S: Storage> {
     /// # Safety
     ///
     /// With a single consumer, the channel's one cursor, never given out
-    /// but through this consumer's rights; `None` with many consumers.
+    /// but through this consumer's rights; `None` with many.
     cursor: Option<Box<CachePadded<S::Cursor>>>,
     wait: PollWait<S>,
 }
@@ -223,14 +211,13 @@ macro_rules! endpoint_common {
                 &self.chan
             }
 
-            /// Closes the channel: sends fail from now on, receivers drain
-            /// what was sent and then see it closed. True if this call
-            /// closed it.
+            /// Closes the channel: sends fail, receivers drain what was sent
+            /// and then see it closed. True if this call closed it.
             #[allow(clippy::must_use_candidate, reason = "called for its effect")]
             pub fn close(&self) -> bool {
                 let from_producer = !Self::RECEIVES && !<S::Senders as Arity>::MANY;
-                // SAFETY: a single producer's operations borrow it mutably, so
-                // none runs while `&self` is held; any other close binds nothing.
+                // SAFETY: a single producer's operations borrow it mutably,
+                // so none runs now; any other close binds nothing.
                 unsafe { self.chan.close(from_producer) }
             }
         }
@@ -278,9 +265,9 @@ impl<S: Storage> Producer<S> {
         }
     }
 
-    /// Polls for one unit of capacity that the producer keeps until
-    /// [`Producer::send_reserved`] or [`Producer::release_reserved`]
-    /// (`futures::Sink::poll_ready`). `Ready(Ok)` at once while one is kept.
+    /// Polls for a unit of capacity kept until [`Producer::send_reserved`]
+    /// or [`Producer::release_reserved`] (`futures::Sink::poll_ready`);
+    /// `Ready(Ok)` at once while one is kept.
     ///
     /// # Errors
     ///
@@ -289,8 +276,8 @@ impl<S: Storage> Producer<S> {
         self.hold.poll(&self.chan, cx)
     }
 
-    /// Sends `value` through the unit [`Producer::poll_reserve`] kept, or,
-    /// with none kept, if there is room now.
+    /// Sends `value` through the unit [`Producer::poll_reserve`] kept, else
+    /// if there is room now.
     ///
     /// # Errors
     ///
@@ -300,8 +287,8 @@ impl<S: Storage> Producer<S> {
         let mut right = self.by_ref();
         if held {
             let chan = right.chan;
-            // SAFETY: the hold kept one unit for this producer, given up
-            // here; this right's cursor, which nobody else uses meanwhile.
+            // SAFETY: the hold kept a unit, given up here; this right's
+            // cursor.
             let sent = unsafe { chan.push_unit(right.cursor(), value) };
             if sent.is_ok() {
                 chan.pushed_unit();
@@ -325,8 +312,7 @@ impl<S: Storage> Producer<S> {
 }
 
 impl<S: Storage<Senders = Many>> Producer<S> {
-    /// The right to send of one of many producers, for as long as `self`
-    /// is borrowed.
+    /// The right to send of one of many producers, while `self` is borrowed.
     #[inline(always)]
     #[allow(clippy::inline_always, reason = "every send's ready path")]
     #[must_use]
@@ -359,8 +345,8 @@ impl<S: Storage> Consumer<S> {
         }
     }
 
-    /// Polls for a value, keeping the waiter node in the consumer between
-    /// polls (`futures::Stream::poll_next`).
+    /// Polls for a value, keeping the waiter node in the consumer
+    /// (`futures::Stream::poll_next`).
     ///
     /// # Errors
     ///
@@ -372,8 +358,8 @@ impl<S: Storage> Consumer<S> {
         // SAFETY: a single consumer keeps its cursor (field `cursor`).
         let cursor = unsafe { cursor_of::<S::Receivers, _>(own) };
         let PollWait { node, registered } = wait;
-        // SAFETY: this consumer's cursor; the node is pinned in its box, only
-        // used with this channel, and withdrawn by `stop_waiting` or the drop.
+        // SAFETY: this consumer's cursor; the node is pinned, only used with
+        // this channel, and withdrawn by `stop_waiting` or the drop.
         unsafe {
             chan.poll_recv(
                 cursor,
@@ -401,15 +387,15 @@ impl<S: Storage<Receivers = One>> Consumer<S> {
     pub fn peek(&mut self) -> Option<&S::Item> {
         // SAFETY: a single consumer has its cursor (field `cursor`).
         let cursor = unsafe { self.cursor.as_deref_mut().unwrap_unchecked() };
-        // SAFETY: the one consumer, with the channel's one cursor, borrowed
-        // for as long as the reference lives.
+        // SAFETY: the one consumer's cursor, borrowed while the reference
+        // lives.
         unsafe { self.chan.storage().peek(cursor) }
     }
 }
 
 impl<S: Storage<Receivers = Many>> Consumer<S> {
-    /// The right to receive of one of many consumers, for as long as
-    /// `self` is borrowed.
+    /// The right to receive of one of many consumers, while `self` is
+    /// borrowed.
     #[inline(always)]
     #[allow(clippy::inline_always, reason = "every receive's ready path")]
     #[must_use]
@@ -429,15 +415,13 @@ impl<S: Storage> Drop for Consumer<S> {
     }
 }
 
-/// Counts an endpoint out of its channel when dropped, also while a waker
-/// unwinds out of its endpoint's drop.
+/// Counts an endpoint out of its channel when dropped, also on unwind.
 struct DropCounted<'a, S: Storage>(&'a Chan<S>, bool);
 
 impl<S: Storage> Drop for DropCounted<'_, S> {
     fn drop(&mut self) {
-        // SAFETY: made only in the `Drop` of an endpoint, which gives up the
-        // one count it holds and makes no call for it from then on; a single
-        // endpoint goes away with its cursor.
+        // SAFETY: made only in an endpoint's `Drop`, which gives up its count
+        // and its cursor.
         unsafe {
             if self.1 {
                 self.0.drop_receiver();
@@ -488,9 +472,8 @@ impl<E: Endpoint> fmt::Debug for Weak<E> {
 }
 
 /// The right to act as a producer, borrowed from a [`Producer`]. Not
-/// `Clone`. Operations that end with the call take `&mut self`; those whose
-/// result outlives the call (a future, held [`Units`]) consume the right,
-/// and [`ProducerRef::reborrow`] lends a shorter one for them.
+/// `Clone`. Operations whose result outlives the call (a future, held
+/// [`Units`]) consume it; [`ProducerRef::reborrow`] lends a shorter one.
 ///
 /// # Examples
 ///
@@ -512,9 +495,8 @@ pub struct ProducerRef<'a, S: Storage> {
     chan: &'a Chan<S>,
     /// # Safety
     ///
-    /// With a single producer, its one cursor, borrowed mutably, so this
-    /// right is its only user for `'a`; `None` with many producers, whose
-    /// cursor holds nothing.
+    /// With a single producer, its one cursor, borrowed mutably for `'a`;
+    /// `None` with many.
     turns: Option<&'a mut Turns<S::ProducerCursor>>,
 }
 
@@ -538,15 +520,15 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
         unsafe { cursor_of::<S::Senders, _>(self.turns.as_deref_mut().map(Turns::get_mut)) }
     }
 
-    /// The right, given to held units (or a reservation that makes them),
-    /// whose pushes take turns at a single producer's cursor.
+    /// The right, given to held units (or a reservation), whose pushes take
+    /// turns at a single producer's cursor.
     ///
     /// # Safety
     ///
     /// Whatever uses the pusher holds the units it pushes through.
     unsafe fn into_pusher(self) -> Pusher<'a, S> {
-        // SAFETY: the cursor as for this right, which the pusher takes:
-        // shared from now on, by the pusher's copies, which take turns.
+        // SAFETY: this right's cursor, shared from now on by the pusher's
+        // copies, which take turns.
         unsafe { Pusher::new(self.chan, self.turns.map(|turns| &*turns)) }
     }
 
@@ -554,9 +536,8 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
     ///
     /// # Errors
     ///
-    /// Hands `value` back in [`TrySendError::Full`] when no capacity is free
-    /// or senders are queued ahead, and in [`TrySendError::Disconnected`]
-    /// when the channel is closed.
+    /// Hands `value` back in [`TrySendError::Full`] (no capacity, or
+    /// senders queued ahead) or [`TrySendError::Disconnected`] (closed).
     #[inline(always)]
     #[allow(clippy::inline_always, reason = "every try send's ready path")]
     pub fn try_send(&mut self, value: S::Item) -> Result<(), TrySendError<S::Item>> {
@@ -570,9 +551,8 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
     ///
     /// # Errors
     ///
-    /// Hands `value` back in [`SendTimeoutError::Timeout`] when `deadline`
-    /// passes first, and in [`SendTimeoutError::Disconnected`] when the
-    /// channel is closed.
+    /// Hands `value` back in [`SendTimeoutError::Timeout`] (the deadline
+    /// passed) or [`SendTimeoutError::Disconnected`] (closed).
     #[inline(always)]
     #[allow(clippy::inline_always, reason = "every blocking send's ready path")]
     pub fn send_blocking(
@@ -590,9 +570,8 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
     ///
     /// # Errors
     ///
-    /// [`TrySendError::Full`] when fewer than `n` units are free or senders
-    /// are queued ahead, and [`TrySendError::Disconnected`] when the channel
-    /// is closed.
+    /// [`TrySendError::Full`] (fewer than `n` free, or senders queued
+    /// ahead), [`TrySendError::Disconnected`] (closed).
     #[inline]
     pub fn try_reserve(self, n: usize) -> Result<Units<Pusher<'a, S>>, TrySendError<()>> {
         // SAFETY: this right acts as the producer; the units go to the value.
@@ -605,8 +584,8 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
     ///
     /// # Errors
     ///
-    /// [`SendTimeoutError::Timeout`] when `deadline` passes first, and
-    /// [`SendTimeoutError::Disconnected`] when the channel is closed.
+    /// [`SendTimeoutError::Timeout`] (the deadline passed),
+    /// [`SendTimeoutError::Disconnected`] (closed).
     ///
     /// # Panics
     ///
@@ -671,8 +650,8 @@ macro_rules! right_common {
 
 right_common!(ProducerRef, ConsumerRef);
 
-/// The right to act as a consumer, borrowed from a [`Consumer`]. Not
-/// `Clone`; as [`ProducerRef`] on the other side.
+/// The right to act as a consumer, borrowed from a [`Consumer`]; as
+/// [`ProducerRef`] on the other side.
 ///
 /// # Examples
 ///
@@ -693,8 +672,7 @@ pub struct ConsumerRef<'a, S: Storage> {
     chan: &'a Chan<S>,
     /// # Safety
     ///
-    /// With a single consumer, the channel's one cursor, borrowed mutably;
-    /// with many, a cursor that holds nothing.
+    /// The single consumer's cursor, borrowed mutably; with many, nothing.
     cursor: &'a mut S::Cursor,
 }
 
@@ -714,9 +692,8 @@ impl<S: Storage> ConsumerRef<'_, S> {
     ///
     /// # Errors
     ///
-    /// [`TryRecvError::Empty`] when no value is ready, and
-    /// [`TryRecvError::Disconnected`] when the channel is closed and
-    /// drained.
+    /// [`TryRecvError::Empty`] (no value ready),
+    /// [`TryRecvError::Disconnected`] (closed and drained).
     #[inline(always)]
     #[allow(clippy::inline_always, reason = "every try receive's ready path")]
     pub fn try_recv(&mut self) -> Result<S::Item, TryRecvError> {
@@ -729,9 +706,8 @@ impl<S: Storage> ConsumerRef<'_, S> {
     ///
     /// # Errors
     ///
-    /// [`RecvTimeoutError::Timeout`] when `deadline` passes first, and
-    /// [`RecvTimeoutError::Disconnected`] when the channel is closed and
-    /// drained.
+    /// [`RecvTimeoutError::Timeout`] (the deadline passed),
+    /// [`RecvTimeoutError::Disconnected`] (closed and drained).
     #[inline(always)]
     #[allow(clippy::inline_always, reason = "every blocking receive's ready path")]
     pub fn recv_blocking(
@@ -764,8 +740,7 @@ impl<'a, S: Storage> ConsumerRef<'a, S> {
     #[must_use = "futures do nothing unless polled"]
     #[inline]
     pub fn recv(self) -> Recv<'a, S> {
-        // SAFETY: the future takes this right, and with it the contract, for
-        // its life (`'a`).
+        // SAFETY: the future takes this right for its life (`'a`).
         unsafe { Recv::new(self.chan, self.cursor) }
     }
 
@@ -817,8 +792,7 @@ impl<S: Storage> PollWait<S> {
     /// Withdraws the node's registration, passing on a wake-up it held.
     fn cancel(&mut self, chan: &Chan<S>) {
         if let Some(node) = &self.node {
-            // SAFETY: the node is pinned in its box and only ever waited on
-            // `chan`, its consumer's channel.
+            // SAFETY: the node is pinned and only waited on `chan`.
             unsafe { chan.cancel_recv(node.as_ref(), &mut self.registered) };
         }
     }
@@ -854,8 +828,7 @@ impl<S: Storage> Hold<S> {
             return Poll::Ready(Ok(()));
         }
         if !self.registered {
-            // SAFETY: the owning producer acts as a producer; the unit goes to
-            // this hold.
+            // SAFETY: the owning producer acts; the unit goes to this hold.
             match unsafe { chan.try_reserve(1) } {
                 Ok(()) => {
                     self.held = true;
@@ -869,8 +842,8 @@ impl<S: Storage> Hold<S> {
             .node
             .get_or_insert_with(|| Box::pin(TxNode::<S>::default()))
             .as_ref();
-        // SAFETY: as above; the node is pinned in its box, only used with
-        // this channel, and withdrawn by `release`.
+        // SAFETY: as above; the node is pinned, only used with this channel,
+        // and withdrawn by `release`.
         let result =
             std::task::ready!(unsafe { chan.poll_reserve(node, &mut self.registered, 1, cx) });
         self.held = result.is_ok();
@@ -885,8 +858,7 @@ impl<S: Storage> Hold<S> {
     /// Gives back the unit kept and stops a reservation in progress.
     fn release(&mut self, chan: &Chan<S>) {
         if let Some(node) = &self.node {
-            // SAFETY: the node is pinned in its box and only used with
-            // `chan`, its producer's channel.
+            // SAFETY: the node is pinned and only used with `chan`.
             unsafe { chan.cancel_send(node.as_ref(), &mut self.registered) };
         }
         if std::mem::take(&mut self.held) {

@@ -1,13 +1,11 @@
-//! Capacity held ahead of a send: [`Units`], generic over what holds them
-//! ([`Holder`]: a producer's borrowed right, [`Pusher`], or a [`Producer`]
-//! that the units own), and the one future that waits in line for them,
-//! [`Reserve`].
+//! Capacity held ahead of a send: [`Units`], generic over their
+//! [`Holder`] (a [`Pusher`] borrowed from a producer's right, or an owned
+//! [`Producer`]), and [`Reserve`], the future that waits in line for them.
 //!
-//! A unit is one slot's worth of capacity taken out of the free pool (see
-//! [`Capacity`](crate::storage::Capacity)). Only this module makes `Units`,
-//! from capacity just reserved, so a `Units` value proves its units are
-//! held, and nothing else returns capacity: no safe call frees a unit
-//! nobody holds.
+//! A unit is a slot of capacity taken out of the free pool
+//! ([`Capacity`](crate::storage::Capacity)). Only this module makes `Units`,
+//! from capacity just reserved, and nothing else returns capacity: no safe
+//! call frees a unit nobody holds.
 
 use std::fmt;
 use std::future::Future;
@@ -84,11 +82,7 @@ impl<'a, S: Storage> Pusher<'a, S> {
     }
 }
 
-impl<S: Storage> fmt::Debug for Pusher<'_, S> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Pusher").finish_non_exhaustive()
-    }
-}
+opaque_debug!(impl[S: Storage] Pusher<'_, S>);
 
 impl<S: Storage> sealed::Sealed for Pusher<'_, S> {}
 
@@ -147,9 +141,8 @@ impl<S: Storage<Senders = Many>> Holder for Producer<S> {
 
 /// `n` units of capacity of one channel, held until each is sent through
 /// or the rest are dropped. They keep their [`Holder`]: the producer's
-/// right they took (no other producer-side operation runs while they live,
-/// except pushes through units, which take turns at a single producer's
-/// cursor), or an owned producer, handed back by [`Units::into_holder`].
+/// right they took (only pushes through units, taking turns, use it while
+/// they live), or an owned producer, handed back by [`Units::into_holder`].
 ///
 /// # Examples
 ///
@@ -309,10 +302,10 @@ impl<S: Storage<Senders = Many>> Producer<S> {
     }
 }
 
-/// Waits in line for `n` units; resolves to the [`Units`] once they are
-/// held, with the reservation's [`Holder`]. A reservation with a borrowed
-/// right, polled again after it completed, reserves `n` more; one that owns
-/// its producer hands it back in the error when the channel is closed.
+/// Waits in line for `n` units; resolves to the [`Units`], with the
+/// reservation's [`Holder`]. One with a borrowed right, polled again after
+/// it completed, reserves `n` more; one that owns its producer hands it
+/// back in the error when the channel is closed.
 ///
 /// # Cancel safety
 ///

@@ -72,12 +72,6 @@ impl<T, S: Stamp> Block<T, S> {
     }
 }
 
-impl<T, S> std::fmt::Debug for Block<T, S> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Block").finish_non_exhaustive()
-    }
-}
-
 /// Spare blocks. Each cell is taken with a swap and filled with a
 /// compare-exchange, so a block has one owner at a time and there is no ABA.
 pub struct Pool<T, S> {
@@ -141,11 +135,7 @@ impl<T, S> Drop for Pool<T, S> {
     }
 }
 
-impl<T, S> std::fmt::Debug for Pool<T, S> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Pool").finish_non_exhaustive()
-    }
-}
+opaque_debug!(impl[T, S] Block<T, S>; impl[T, S] Pool<T, S>);
 
 /// A consumer's hold on the value at `index` in `block` (see
 /// [`Storage::front`]): found published or, with many consumers, claimed;

@@ -23,8 +23,7 @@ pub trait Watch<T>: Tail<T> {
     /// What it keeps before its first pop, at `index`.
     fn seen(index: u64) -> Self::Seen;
 
-    /// Whether the value of `front` (the consumer's head, not yet taken)
-    /// is published.
+    /// Whether the value of `front`, the consumer's head, is published.
     ///
     /// # Errors
     ///
@@ -65,8 +64,8 @@ impl TailCache {
     }
 }
 
-/// A single producer publishes through its index: a value is ready when the
-/// index has passed it, which the consumer reads through its [`TailCache`].
+/// A single producer publishes through its index, read through a
+/// [`TailCache`].
 impl<T, W: Wait> Watch<T> for OneTail<T, W> {
     type Seen = TailCache;
 
@@ -92,8 +91,7 @@ impl<T, W: Wait> Watch<T> for OneTail<T, W> {
     }
 }
 
-/// Many producers publish through each slot's stamp; the claim word says
-/// why a slot is not published yet.
+/// Many producers publish through each slot's stamp.
 impl<T, W: Wait> Watch<T> for ManyTail<T, W> {
     type Seen = ();
 
@@ -102,11 +100,9 @@ impl<T, W: Wait> Watch<T> for ManyTail<T, W> {
     #[inline]
     unsafe fn ready(&self, (): &mut (), front: &ListFront<T, Stamped>) -> Result<(), PopError> {
         let index = front.index;
-        // SAFETY: the head block is alive while the consumer is on it
-        // (caller's contract).
+        // SAFETY: the head block is alive while the consumer is on it.
         let slot = unsafe { &*front.slot };
-        // Acquire (`SeqCst` for a large value: the re-check of a consumer
-        // that registered), paired with the producer's store in `write`.
+        // Acquire (`SeqCst` for a large value), paired with `write`.
         if slot.published() != readable(index) {
             // ORDERING: SeqCst: the waiting consumer's re-check, paired
             // with the producers' SeqCst claims.
@@ -130,8 +126,8 @@ impl<T, W: Wait> Watch<T> for ManyTail<T, W> {
     }
 }
 
-/// A single consumer's end: the index and block that only its cursor
-/// ([`OneHeadCursor`]) moves, published for queries, cursors and the drop.
+/// A single consumer's end: the index and block only its cursor moves,
+/// published for queries, cursors and the drop.
 pub struct OneHead<T, Tx: Watch<T>> {
     /// The index of the next value.
     index: AtomicU64,
@@ -195,7 +191,7 @@ impl<T, Tx: Watch<T>> OneHead<T, Tx> {
             let following = unsafe { (*block).next.load(Ordering::Acquire) };
             cursor.block = following;
             // ORDERING: Relaxed; read by a later cursor or the drop, after
-            // this consumer's work (same thread, or handed over).
+            // this consumer's work.
             self.block.store(following, Ordering::Relaxed);
             // SAFETY: this only consumer read every slot of `block`, and
             // producers never dereference a block they moved past.
@@ -233,8 +229,7 @@ impl<T, Tx: Watch<T>> Head<T, Tx> for OneHead<T, Tx> {
         tail: &Tx,
     ) -> Result<ListFront<T, Tx::Stamp>, PopError> {
         let front = self.at(cursor);
-        // SAFETY: `front` is the head of the single consumer's cursor, the
-        // only one in use (caller's contract).
+        // SAFETY: `front` is the head of the single consumer's cursor.
         unsafe { tail.ready(&mut cursor.seen, &front) }?;
         Ok(front)
     }
@@ -262,8 +257,8 @@ impl<T, Tx: Watch<T>> Head<T, Tx> for OneHead<T, Tx> {
         let front = self.at(cursor);
         // SAFETY: as in `front`.
         let ready = unsafe { tail.peekable(&mut cursor.seen, &front) };
-        // SAFETY: published, and left in place while `cursor`, which moving
-        // it needs, is borrowed; the head block lives while the head is on it.
+        // SAFETY: published, and left in place while `cursor` is borrowed;
+        // the head block lives while the head is on it.
         ready.then(|| unsafe { (*front.slot).get() })
     }
 
@@ -278,24 +273,18 @@ impl<T, Tx: Watch<T>> Head<T, Tx> for OneHead<T, Tx> {
     }
 }
 
-impl<T, Tx: Watch<T>> std::fmt::Debug for OneHead<T, Tx> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OneHead").finish_non_exhaustive()
-    }
-}
-
-/// The end that many consumers share: each claims, with one compare-exchange
-/// on the claim word, an index a producer has claimed (module docs of `list`).
+/// The end that many consumers share, claiming indices with one
+/// compare-exchange (module docs of `list`).
 pub struct ManyHead<T, W: Wait> {
-    /// The claim word: the next index to claim (on a sentinel while the
-    /// head moves to the next block).
+    /// The next index to claim (on a sentinel while the head moves on).
     index: AtomicU64,
-    /// The block holding `index` (or the one before it while `index` is on
-    /// a sentinel).
+    /// The block holding `index` (the one before, on a sentinel).
     block: AtomicPtr<Block<T, Stamped>>,
     /// How a consumer waits out another's step.
     wait: PhantomData<W>,
 }
+
+opaque_debug!(impl[T, Tx: Watch<T>] OneHead<T, Tx>; impl[T, W: Wait] ManyHead<T, W>);
 
 impl<T, W: Wait> ManyHead<T, W> {
     /// Claims the next index that a producer has claimed in `tail`.
@@ -338,8 +327,8 @@ impl<T, W: Wait> ManyHead<T, W> {
         }
     }
 
-    /// Holding the sentinel (last) slot of `block`: waits for the next
-    /// block's link and moves the head onto it.
+    /// Holding the sentinel of `block`: waits for the next block's link and
+    /// moves the head onto it.
     ///
     /// # Safety
     ///
@@ -364,9 +353,8 @@ impl<T, W: Wait> ManyHead<T, W> {
         self.index.fetch_add(1, Ordering::Release);
     }
 
-    /// After reading the last slot of `block` (whose first index is
-    /// `first`): waits for every other reader of the block, then puts it in
-    /// `pool`.
+    /// After reading the last slot of `block` (first index `first`): waits
+    /// for every other reader, then puts it in `pool`.
     ///
     /// # Safety
     ///
@@ -386,12 +374,12 @@ impl<T, W: Wait> ManyHead<T, W> {
             }
             mark += consumed(1) - consumed(0);
         }
-        // SAFETY: every slot has been read; producers and consumers never
-        // dereference a block the ends have moved past.
+        // SAFETY: every slot has been read; nobody dereferences a block the
+        // ends moved past.
         unsafe { pool.put(block) };
     }
 
-    /// Waits until `slot` carries `mark`: its reader has not marked it yet.
+    /// Waits until `slot`'s reader marks it `mark`.
     #[cold]
     #[inline(never)]
     fn wait_for_read(slot: &Slot<T, Stamped>, mark: u64) {
@@ -478,8 +466,7 @@ impl<T, W: Wait> Head<T, ManyTail<T, W>> for ManyHead<T, W> {
         let front = ListFront { index, block, slot };
         // SAFETY: the only consumer (caller's contract); `front` is its head.
         let ready = unsafe { tail.peekable(&mut (), &front) };
-        // SAFETY: published, and left in place while the reference lives (the
-        // only consumer's peek); the head block lives while the head is on it.
+        // SAFETY: as in `OneHead::peek` (the only consumer's peek).
         ready.then(|| unsafe { (*slot).get() })
     }
 
@@ -491,11 +478,5 @@ impl<T, W: Wait> Head<T, ManyTail<T, W>> for ManyHead<T, W> {
     fn block(&self) -> *mut Block<T, Stamped> {
         // ORDERING: Relaxed; the list is being dropped (`&mut`).
         self.block.load(Ordering::Relaxed)
-    }
-}
-
-impl<T, W: Wait> std::fmt::Debug for ManyHead<T, W> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ManyHead").finish_non_exhaustive()
     }
 }

@@ -4,46 +4,35 @@
 //!
 //! Both ends walk an *index* that counts `LAP = BLOCK + 1` values per block:
 //! offsets `0..BLOCK` name the block's slots, and offset `BLOCK` is a
-//! sentinel meaning "this block is used up and the end is moving to the
-//! next one". Slot states are tagged with the index (private `slot` module),
-//! so a recycled block needs no reset.
+//! sentinel: the block is used up and the end is moving to the next one.
+//! Slot stamps carry the index, so a recycled block needs no reset.
 //!
 //! # Producers
 //!
 //! Many producers share a claim word (`index << 1 | CLOSED`) and claim with
-//! one compare-exchange (a loser waits a few spin hints before retrying).
-//! While the word sits on a sentinel they wait for the producer that took
-//! the last slot to store the next block (taken *before* that claim) and
-//! move the word on. As the tail block changes only then, a producer whose
-//! compare-exchange succeeds knows the block it loaded after the word is
-//! the right one; no producer dereferences a block before its claim
-//! succeeds, so retired blocks can be freed. A single producer owns its
-//! index, publishes it through its fence, and closes through a `Boundary`
-//! (private `boundary` module).
+//! one compare-exchange. While the word sits on a sentinel they wait for
+//! the producer that took the last slot to store the next block (taken
+//! *before* that claim) and move the word on. As the tail block changes only
+//! then, a producer whose claim succeeds knows the block it loaded after
+//! the word is the right one; no producer dereferences a block before its
+//! claim succeeds, so retired blocks can be freed. A single producer owns
+//! its index, publishes it through its fence, and closes through a
+//! `Boundary`.
 //!
 //! # Consumers
 //!
-//! A single consumer checks the slot state before taking it, with no
-//! read-modify-write, and recycles each block when it leaves it. Many
-//! consumers compare the claim word with the producers' index (touching no
-//! block before a claim), claim with one compare-exchange, then wait for the
-//! value if its producer is still writing it; the one that takes a block's
-//! last slot moves the head on and recycles the block once every slot of it
-//! has been read. No consumer claims a position no producer has claimed.
+//! A single consumer checks the slot before taking it, with no
+//! read-modify-write, and recycles each block it leaves. Many consumers
+//! compare the claim word with the producers' index (touching no block
+//! before a claim), claim with one compare-exchange, then wait for the
+//! value if it is still being written; the one that takes a block's last
+//! slot moves the head on and recycles the block once every slot of it has
+//! been read.
 //!
-//! # Memory
-//!
-//! Left blocks go to a pool of [`POOL`] spares that producers draw from, so
-//! steady traffic does not allocate; the rest are freed, so memory after a
-//! burst returns to a handful of blocks.
-//!
-//! # Files
-//!
-//! [`ListTopology`] picks an end type per arity of each side, and [`List`]
-//! holds the blocks between them and implements [`Storage`] through them:
+//! Left blocks go to a pool of [`POOL`] spares that producers draw from;
+//! the rest are freed, so memory after a burst returns to a few blocks.
 //! `buffer.rs` has the blocks, the pool, the index arithmetic and the ends'
-//! traits; `tail.rs` [`OneTail`] and [`ManyTail`]; `head.rs` [`OneHead`]
-//! and [`ManyHead`].
+//! traits; `tail.rs` the producers' ends; `head.rs` the consumers'.
 
 use crossbeam_utils::CachePadded;
 
@@ -86,9 +75,7 @@ impl ListTopology for (Many, Many) {
 }
 
 /// Unbounded storage for producer arity `P`, consumer arity `C` and wait
-/// policy `W`: blocks of slots between the producers' end and the
-/// consumers' end that [`ListTopology`] picks for them. A single producer
-/// with many consumers is not a list:
+/// policy `W`. One producer with many consumers has no list:
 ///
 /// ```compile_fail
 /// use asyncband_core::arity::{Many, One};
@@ -184,8 +171,7 @@ where
         unsafe { self.tail.push(cursor, &self.pool, value) }
     }
 
-    // The default's steps with the push at hand, so that the whole push
-    // inlines into the send (the default stays out of line around it).
+    // The default's steps, so that the whole push inlines into the send.
     #[inline]
     unsafe fn try_push_from(
         &self,
@@ -289,8 +275,7 @@ where
         cursor: &mut ProducerCursorOf<T, P, C, W>,
         value: T,
     ) -> Result<(), T> {
-        // SAFETY: the caller's contract is that of `push`; a list counts no
-        // units to give back.
+        // SAFETY: the caller's contract is that of `push`.
         unsafe { self.tail.push(cursor, &self.pool, value) }.map_err(|err| match err {
             PushError::Full(value) | PushError::Closed(value) => value,
         })
@@ -310,8 +295,7 @@ impl<T, P: Arity, C: Arity, W: Wait> List<T, P, C, W>
 where
     (P, C): ListTopology,
 {
-    /// Drops every value still queued (waiting out a push in flight),
-    /// through a cursor made where the consumers left the head.
+    /// Drops every value still queued, waiting out a push in flight.
     ///
     /// # Safety
     ///
@@ -320,8 +304,7 @@ where
         let mut cursor = self.cursor();
         drop_each(|| {
             loop {
-                // SAFETY: the only consumer, whatever the consumer arity
-                // says, with the only cursor in use from now on.
+                // SAFETY: the only consumer, with the only cursor in use.
                 match unsafe { self.try_pop(&mut cursor) } {
                     Ok(value) => return Some(value),
                     Err(PopError::Busy) => spin_hint(),
@@ -337,8 +320,7 @@ where
     (P, C): ListTopology,
 {
     fn drop(&mut self) {
-        // Nothing is in flight: drop the values, then the blocks left, also
-        // when a value's destructor panics out of the drain.
+        // Drop the values, then the blocks, also if a destructor panics.
         let _blocks = FreeBlocks(self);
         // SAFETY: `&mut self`: the only consumer.
         unsafe { self.drop_queued() };
@@ -357,12 +339,11 @@ where
     fn drop(&mut self) {
         let mut block = self.0.head.block();
         while !block.is_null() {
-            // SAFETY: the list is being dropped, so we own every block, each
-            // from a `Box` and emptied by the drain.
+            // SAFETY: the list is being dropped: we own every block, each
+            // from a `Box` and drained.
             // ORDERING: Relaxed; the list is being dropped (`&mut`).
             let next = unsafe { (*block).next.load(Ordering::Relaxed) };
-            // SAFETY: as above; `block` is not in the pool (the pool only
-            // holds blocks the head has left).
+            // SAFETY: as above; the pool holds only blocks the head left.
             drop(unsafe { Box::from_raw(block) });
             block = next;
         }

@@ -45,11 +45,11 @@ unsafe impl<T> Send for OneTailCursor<T> {}
 // SAFETY: as for `Send`.
 unsafe impl<T> Sync for OneTailCursor<T> {}
 
-impl<T> std::fmt::Debug for OneTailCursor<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OneTailCursor").finish_non_exhaustive()
-    }
-}
+opaque_debug!(
+    impl[T] OneTailCursor<T>;
+    impl[T, W: Wait] OneTail<T, W>;
+    impl[T, W: Wait] ManyTail<T, W>;
+);
 
 impl<T, W: Wait> OneTail<T, W> {
     /// Claims and writes without atomics on the index, then publishes it.
@@ -203,12 +203,6 @@ impl<T, W: Wait> Tail<T> for OneTail<T, W> {
                 self.index.load(Ordering::Relaxed)
             });
         }
-    }
-}
-
-impl<T, W: Wait> std::fmt::Debug for OneTail<T, W> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OneTail").finish_non_exhaustive()
     }
 }
 
@@ -374,11 +368,5 @@ impl<T, W: Wait> Tail<T> for ManyTail<T, W> {
     fn end(&self) -> u64 {
         // ORDERING: SeqCst; a query.
         self.word.load_sc() >> 1
-    }
-}
-
-impl<T, W: Wait> std::fmt::Debug for ManyTail<T, W> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ManyTail").finish_non_exhaustive()
     }
 }

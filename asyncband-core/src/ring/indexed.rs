@@ -1,15 +1,11 @@
-//! The ring's cursors for one producer and one consumer (`spsc`):
-//! [`Indexed`].
+//! The ring's cursors for one producer and one consumer: [`Indexed`].
 //!
 //! The producer checks capacity against a cached copy of the consumer's
 //! head, reloaded only when the cache says full, writes the slot and
-//! publishes its tail with one `SeqCst` store; the consumer mirrors it with
-//! a cached tail and its head. No read-modify-write per message. Each side
-//! keeps its position and cache in its endpoint ([`IndexedTail`],
-//! [`IndexedCursor`]) and only ever *stores* to the word it publishes, so
-//! the other side reading it never costs it a miss. The `SeqCst` stores
-//! are the notifier halves of the store-buffer race ([`crate::wait`]).
-//! Closing goes through a `Boundary` (private `boundary` module).
+//! publishes its tail with one store (`boundary::publish`); the consumer
+//! mirrors it with a cached tail and its head. Each side keeps its position
+//! and cache in its cursor ([`IndexedTail`], [`IndexedCursor`]) and only
+//! *stores* to the word it publishes. Closing goes through a `Boundary`.
 
 use crossbeam_utils::CachePadded;
 
@@ -22,20 +18,17 @@ use crate::wait::{Fence, Wait};
 
 use super::{Buffer, Cursors, RingFront, sealed};
 
-/// The cursors of a ring with one producer and one consumer: each side's
-/// published position on a line of its own, what the producer shares
-/// (its fence and held units) on another, and the close protocol.
+/// The cursors of a ring with one producer and one consumer, each word
+/// group on a line of its own.
 pub struct Indexed<W: Wait> {
     /// The producer's published tail: the end of what the consumer may read.
     tail: CachePadded<AtomicU64>,
-    /// The consumer's published head: the start of what the producer may
-    /// not overwrite.
+    /// The consumer's published head: what the producer may not overwrite
+    /// starts there.
     head: CachePadded<AtomicU64>,
-    /// What the producer reads on every push besides its cursor, kept off
-    /// the line of the tail, which the consumer's reads take away.
+    /// What the producer reads on every push besides its cursor.
     producer: CachePadded<ProducerSide<W>>,
-    /// How the consumer frees slots: plain while the producer does not
-    /// wait.
+    /// How the consumer frees slots.
     consumer_fence: CachePadded<W::Fence>,
     /// Close protocol of a single producer; read-mostly.
     boundary: CachePadded<Boundary>,
@@ -49,8 +42,7 @@ struct ProducerSide<W: Wait> {
     reserved: AtomicUsize,
 }
 
-/// The single producer's cursor ([`Storage::ProducerCursor`]): its
-/// position and its copy of the consumer's.
+/// The single producer's cursor ([`Storage::ProducerCursor`]).
 #[derive(Debug)]
 pub struct IndexedTail {
     /// Equal to `Indexed::tail` outside a push, so a push never reads it.
@@ -59,8 +51,7 @@ pub struct IndexedTail {
     head_cache: u64,
 }
 
-/// The single consumer's cursor ([`Storage::Cursor`]): its position and
-/// its copy of the producer's.
+/// The single consumer's cursor ([`Storage::Cursor`]).
 #[derive(Debug)]
 pub struct IndexedCursor {
     /// Equal to `Indexed::head` outside a pop, so a pop never reads it.
@@ -69,11 +60,7 @@ pub struct IndexedCursor {
     tail_cache: u64,
 }
 
-impl<W: Wait> std::fmt::Debug for Indexed<W> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Indexed").finish_non_exhaustive()
-    }
-}
+opaque_debug!(impl[W: Wait] Indexed<W>);
 
 impl<W: Wait> sealed::Sealed for Indexed<W> {}
 
@@ -94,16 +81,15 @@ impl<W: Wait> Cursors for Indexed<W> {
     }
 
     unsafe fn take_queued<T, const CAP: usize>(ring: &Buffer<T, CAP, Self>) -> Option<T> {
-        // ORDERING: Relaxed; the head the consumer published, in this
-        // thread or before its endpoint or the ring was handed over.
+        // ORDERING: Relaxed; the consumer's own head (this thread, or
+        // handed over).
         let head = ring.cursors.head.load(Ordering::Relaxed);
         // ORDERING: SeqCst, as in `close`.
         let tail = ring.cursors.tail.load_sc();
         if head >= ring.cursors.boundary.settle(tail).min(tail) {
             return None;
         }
-        // SAFETY: below the boundary and the published tail: a value
-        // nobody else will read.
+        // SAFETY: below the boundary and the tail: nobody else reads it.
         let value = unsafe { ring.slot(head).read() };
         // As in `release_front`, fenced.
         publish(&ring.cursors.head, head + 1, true);
@@ -113,15 +99,13 @@ impl<W: Wait> Cursors for Indexed<W> {
 
 impl<T, const CAP: usize, W: Wait> Buffer<T, CAP, Indexed<W>> {
     /// Whether `need` slots are free after `tail`, by the producer's copy
-    /// of the consumer's head, refreshed from the published head when the
-    /// copy says no.
+    /// of the head, refreshed when it says no.
     fn room(&self, cursor: &mut IndexedTail, tail: u64, need: u64) -> bool {
         if tail + need - cursor.head_cache <= Self::CAP64 {
             return true;
         }
-        // ORDERING: SeqCst: the waiting producer's re-check pairs with the
-        // consumer's SeqCst store of its head; it also acquires the
-        // consumer's reads of the freed slots.
+        // ORDERING: SeqCst: the waiting producer's re-check, paired with the
+        // consumer's head store (and acquiring its reads of the slots).
         let head = self.cursors.head.load_sc();
         cursor.head_cache = head;
         tail + need - head <= Self::CAP64
@@ -144,27 +128,24 @@ impl<T, const CAP: usize, W: Wait> Buffer<T, CAP, Indexed<W>> {
         let slot = self.slot(tail);
         // SAFETY: the single producer, by `cursor` (caller's contract).
         let fenced = unsafe { self.cursors.producer.fence.fenced(tail + 1) };
-        // SAFETY: the slot is free (checked by the caller) and only this
-        // producer writes slots; `*value` holds a value.
+        // SAFETY: the slot is free and only this producer writes slots;
+        // `*value` holds a value.
         unsafe { slot.write_from(value) };
         cursor.tail = tail + 1;
         publish(&self.cursors.tail, tail + 1, fenced);
         if self.cursors.boundary.is_closed() && self.cursors.boundary.settle(tail + 1) <= tail {
-            // The boundary excludes this value: nobody will read it.
-            // ORDERING: Relaxed; only this producer reads its own tail, and
-            // the consumer never reads past the boundary.
+            // ORDERING: Relaxed; the boundary excludes the value, and the
+            // consumer never reads past it.
             self.cursors.tail.store_at(tail, Ordering::Relaxed);
             cursor.tail = tail;
-            // SAFETY: the value was written above and is outside the
-            // boundary, so it is still ours.
+            // SAFETY: written above, outside the boundary: still ours.
             *value = Some(unsafe { slot.read() });
             return Err(());
         }
         Ok(())
     }
 
-    /// The end of what may be read now by the consumer of `cursor`, at
-    /// `head`.
+    /// The end of what the consumer of `cursor`, at `head`, may read now.
     fn readable_end(&self, cursor: &mut IndexedCursor, head: u64) -> u64 {
         if head < cursor.tail_cache {
             return cursor.tail_cache;
@@ -181,9 +162,9 @@ impl<T, const CAP: usize, W: Wait> Buffer<T, CAP, Indexed<W>> {
 }
 
 #[allow(clippy::inline_always, reason = "the ring's per-message methods")]
-// SAFETY: the module docs' protocol: each position is published once by
-// the tail store and taken once by the head store, in order; pushes past
-// the boundary hand their value back; stores waiters pair with are `SeqCst`.
+// SAFETY: each position is published once by the tail store and taken once
+// by the head store, in order; pushes past the boundary hand their value
+// back; stores waiters pair with are `SeqCst` (or fenced).
 unsafe impl<T, const CAP: usize, W: Wait> Storage for Buffer<T, CAP, Indexed<W>> {
     type Item = T;
     type Front = RingFront<T, NoStamp>;
@@ -223,8 +204,7 @@ unsafe impl<T, const CAP: usize, W: Wait> Storage for Buffer<T, CAP, Indexed<W>>
         value: &mut Option<T>,
     ) -> Result<(), PushError<()>> {
         debug_assert!(value.is_some(), "a value to push");
-        // ORDERING: Relaxed; the producer's own count (a forgotten permit
-        // still holds its slot).
+        // ORDERING: Relaxed; the producer's own count.
         let held = self.cursors.producer.reserved.load(Ordering::Relaxed) as u64;
         if !self.room(cursor, cursor.tail + held, 1) {
             // A closed channel may be full too: say which matters.
@@ -234,8 +214,6 @@ unsafe impl<T, const CAP: usize, W: Wait> Storage for Buffer<T, CAP, Indexed<W>>
                 PushError::Full(())
             });
         }
-        // `publish_one` checks the close after publishing, as the boundary
-        // protocol requires.
         // SAFETY: the producer contract, `room` found the slot free, and
         // `*value` holds a value (caller's contract).
         unsafe { self.publish_one(cursor, value) }.map_err(PushError::Closed)
@@ -249,8 +227,6 @@ unsafe impl<T, const CAP: usize, W: Wait> Storage for Buffer<T, CAP, Indexed<W>>
         }
         // SAFETY: the one consumer, by its cursor (caller's contract).
         let fenced = unsafe { self.cursors.consumer_fence.fenced(head + 1) };
-        // Below the published tail and the boundary: the slot holds a value
-        // only this consumer reads.
         Ok(RingFront {
             pos: head,
             slot: self.slot(head),
@@ -259,8 +235,7 @@ unsafe impl<T, const CAP: usize, W: Wait> Storage for Buffer<T, CAP, Indexed<W>>
     }
 
     unsafe fn close(&self, from_producer: bool) -> bool {
-        // ORDERING: SeqCst: the closer's re-check of the tail, paired
-        // with the producer's publish (see `Boundary`).
+        // ORDERING: SeqCst: the closer's re-check (see `Boundary`).
         let published = || self.cursors.tail.load_sc();
         self.cursors
             .boundary
@@ -283,19 +258,18 @@ unsafe impl<T, const CAP: usize, W: Wait> Storage for Buffer<T, CAP, Indexed<W>>
             return Err(PushError::Closed(()));
         }
         // Held units, then the tail: a push through a unit publishes before
-        // it gives the unit back, so this order may count a value twice (a
-        // spurious `Full`, made up for by the push's wake), never miss one.
+        // it gives the unit back, so a value may count twice (a spurious
+        // `Full`, made up for by the push's wake), never be missed.
         // ORDERING: SeqCst for both: a `release` seen brings its publish.
         let held = self.cursors.producer.reserved.load(Ordering::SeqCst) as u64;
         let published = self.cursors.tail.load_sc();
-        // ORDERING: SeqCst: the waiting producer's re-check, paired with the
-        // consumer's SeqCst store of its head.
+        // ORDERING: SeqCst: the waiting producer's re-check, as in `room`.
         let freed = self.cursors.head.load_sc();
         if published + held + n as u64 - freed > Self::CAP64 {
             return Err(PushError::Full(()));
         }
-        // ORDERING: Relaxed; only the producer's right adds units, and what
-        // changes meanwhile (pushes through units, pops) only frees room.
+        // ORDERING: Relaxed; only the producer adds units, and what changes
+        // meanwhile only frees room.
         self.cursors
             .producer
             .reserved
@@ -311,8 +285,7 @@ unsafe impl<T, const CAP: usize, W: Wait> Storage for Buffer<T, CAP, Indexed<W>>
             // SAFETY: the producer contract; the held unit keeps a slot free.
             unsafe { self.publish_one(cursor, &mut value) }
         };
-        // SAFETY: the caller held one unit; the push consumed it or,
-        // refused, gives it back here.
+        // SAFETY: the caller's unit, used or given back here.
         unsafe { self.release(1) };
         // SAFETY: a refused push leaves the value in place.
         result.map_err(|()| unsafe { value.unwrap_unchecked() })
@@ -337,8 +310,8 @@ unsafe impl<T, const CAP: usize, W: Wait> Storage for Buffer<T, CAP, Indexed<W>>
 
     #[inline]
     unsafe fn take_front(&self, front: &mut RingFront<T, NoStamp>) -> T {
-        // SAFETY: `front` found the value for its position published, and
-        // it is taken once (caller's contract).
+        // SAFETY: `front` found the value published; taken once (caller's
+        // contract).
         unsafe { front.take() }
     }
 
@@ -347,8 +320,8 @@ unsafe impl<T, const CAP: usize, W: Wait> Storage for Buffer<T, CAP, Indexed<W>>
         if head >= self.readable_end(cursor, head) {
             return None;
         }
-        // SAFETY: the slot holds the value for `head`; only the one consumer
-        // could move it, through `cursor`, borrowed as long as the result.
+        // SAFETY: the slot holds `head`'s value; only the consumer could
+        // move it, through `cursor`, borrowed as long as the result.
         Some(unsafe { self.slot(head).get() })
     }
 
@@ -373,8 +346,7 @@ unsafe impl<T, const CAP: usize, W: Wait> Storage for Buffer<T, CAP, Indexed<W>>
         // SAFETY: the single producer, by its cursor (caller's contract).
         unsafe {
             self.cursors.producer.fence.fenced_publish(waiting, || {
-                // ORDERING: Relaxed; the tail this producer published (read
-                // rather than its cursor, to spare a send's registers).
+                // ORDERING: Relaxed; the tail this producer published.
                 self.cursors.tail.load(Ordering::Relaxed)
             });
         }

@@ -1,21 +1,13 @@
-//! Bounded storage: a preallocated ring of `CAP` slots.
+//! Bounded storage: a [`Buffer`] of `CAP` slots (a power of two, so a
+//! 64-bit position maps to its slot with a mask) and the [`Cursors`] of one
+//! topology, each algorithm in a file of its own:
 //!
-//! `CAP` is a power of two, so a position maps to its slot with a mask.
-//! Positions are 64-bit and never wrap in practice. A ring is a [`Buffer`]
-//! of slots with the [`Cursors`] of one topology, each algorithm in a file
-//! of its own:
-//!
-//! - `indexed.rs`: [`Indexed`], one producer and one consumer (`spsc`).
-//!   Each side owns its position, caches the other's, and publishes with a
-//!   single store of its index; no read-modify-write per message.
-//! - `stamped.rs`: [`Claiming`], many producers (`mpsc`, `mpmc`). Producers
-//!   claim positions in one shared claim word and publish through a stamp in
-//!   each slot; a single consumer ([`OneConsumer`]) takes values with plain
-//!   loads, many consumers ([`ManyConsumers`]) claim theirs with one
-//!   compare-exchange.
-//!
-//! [`RingTopology`] maps each supported pair of arities to its cursors, so
-//! a pair without cursors (one producer, many consumers) has no ring.
+//! - `indexed.rs`: [`Indexed`], one producer and one consumer. Each side
+//!   owns its position, caches the other's, and publishes with one store.
+//! - `stamped.rs`: [`Claiming`], many producers. Producers claim positions
+//!   in one claim word and publish through a stamp in each slot; a single
+//!   consumer ([`OneConsumer`]) takes values with plain loads, many
+//!   ([`ManyConsumers`]) claim theirs with one compare-exchange.
 
 use crate::arity::{Many, One, Topology};
 use crate::slot::{Slot, Stamp, writable};
@@ -28,8 +20,8 @@ mod stamped;
 pub use indexed::{Indexed, IndexedCursor, IndexedTail};
 pub use stamped::{Claiming, Consumers, ManyConsumers, OneConsumer, OneConsumerCursor};
 
-/// A supported pair of producer and consumer arities and the cursors its
-/// ring keeps under each wait policy. Sealed through [`Topology`].
+/// A supported pair of producer and consumer arities and its ring's
+/// cursors. Sealed through [`Topology`].
 pub trait RingTopology: Topology {
     /// The cursors of a ring with these arities and wait policy `W`.
     type Cursors<W: Wait>: Cursors;
@@ -48,9 +40,7 @@ impl RingTopology for (Many, Many) {
 }
 
 /// Bounded storage of `CAP` slots for producer arity `P`, consumer arity
-/// `C` and wait policy `W`: the [`Buffer`] with the cursors
-/// [`RingTopology`] picks for that pair. A pair without cursors (one
-/// producer, many consumers) names no type:
+/// `C` and wait policy `W`. One producer with many consumers has no ring:
 ///
 /// ```compile_fail
 /// use asyncband_core::arity::{Many, One};
@@ -82,13 +72,10 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// The positions and flags of one topology's producers and consumers: the
-/// state a ring's algorithm keeps beside its slots. Sealed: the ring's
-/// cursors are [`Indexed`] (one producer, one consumer) and [`Claiming`]
-/// (many producers).
+/// The positions and flags of one topology's producers and consumers, kept
+/// beside the slots: [`Indexed`] or [`Claiming`]. Sealed.
 pub trait Cursors: sealed::Sealed + Sized + 'static {
-    /// The per-slot publication word these cursors need (see the private
-    /// `slot` module).
+    /// The per-slot publication word these cursors need.
     type Stamp: Stamp;
 
     /// Cursors of an empty, open ring.
@@ -105,8 +92,8 @@ pub trait Cursors: sealed::Sealed + Sized + 'static {
     unsafe fn take_queued<T, const CAP: usize>(ring: &Buffer<T, CAP, Self>) -> Option<T>;
 }
 
-/// Bounded storage: `CAP` slots and the cursors `K` of one topology.
-/// [`Ring`] names the buffer of a pair of arities and a wait policy.
+/// Bounded storage: `CAP` slots and the cursors `K` of one topology
+/// ([`Ring`] names it by arities).
 pub struct Buffer<T, const CAP: usize, K: Cursors> {
     /// The topology's positions and flags.
     cursors: K,
@@ -114,17 +101,14 @@ pub struct Buffer<T, const CAP: usize, K: Cursors> {
     slots: Box<[Slot<T, K::Stamp>; CAP]>,
 }
 
-// SAFETY: values move between threads through the ring, so `T: Send` is
-// required and sufficient; every shared cell is guarded by the protocol of
-// the cursors' module.
+// SAFETY: values move between threads, so `T: Send` is required and
+// sufficient; the cursors' protocol guards every shared cell.
 unsafe impl<T: Send, const CAP: usize, K: Cursors> Send for Buffer<T, CAP, K> {}
 // SAFETY: as for `Send`; `&Buffer` only ever moves values, never shares them.
 unsafe impl<T: Send, const CAP: usize, K: Cursors> Sync for Buffer<T, CAP, K> {}
 
 impl<T, const CAP: usize, K: Cursors> Buffer<T, CAP, K> {
-    /// The facade rejects a bad `CAP` at compile time with a message that
-    /// says what is allowed; here a bad one only has to stay harmless until
-    /// `with_cursors` refuses it, so nothing below may overflow.
+    /// A bad `CAP` must stay harmless until `with_cursors` refuses it.
     const MASK: u64 = CAP.wrapping_sub(1) as u64;
     const CAP64: u64 = CAP as u64;
 
@@ -134,8 +118,6 @@ impl<T, const CAP: usize, K: Cursors> Buffer<T, CAP, K> {
     ///
     /// When `CAP` is not a power of two from 1 to [`MAX_CAPACITY`].
     fn with_cursors(cursors: K) -> Self {
-        // A slot must serve exactly one position per lap; that needs a power
-        // of two. (The facade already refuses anything else at compile time.)
         assert!(
             CAP.is_power_of_two() && CAP <= MAX_CAPACITY,
             "ring capacity must be a power of two from 1 to 2^20, not {CAP}"
@@ -144,8 +126,7 @@ impl<T, const CAP: usize, K: Cursors> Buffer<T, CAP, K> {
         let first = slots.as_mut_ptr().cast::<Slot<T, K::Stamp>>();
         for (i, pos) in (0..Self::CAP64).enumerate() {
             // SAFETY: `i < CAP`, inside the allocation; each slot is
-            // initialised once, in place (no `[Slot; CAP]`, nor even one
-            // slot, on the stack, which a large ring would overflow).
+            // initialised once, in place (never on the stack).
             unsafe { Slot::init(first.add(i), writable(pos)) };
         }
         // SAFETY: every one of the `CAP` slots was initialised above.
@@ -157,8 +138,6 @@ impl<T, const CAP: usize, K: Cursors> Buffer<T, CAP, K> {
     #[inline]
     #[allow(clippy::cast_possible_truncation, reason = "`pos & MASK < CAP`")]
     fn slot(&self, pos: u64) -> &Slot<T, K::Stamp> {
-        // `pos & MASK < CAP`, the array's length: the compiler sees it and
-        // drops the bounds check.
         &self.slots[(pos & Self::MASK) as usize]
     }
 
@@ -181,16 +160,12 @@ impl<T, const CAP: usize, K: Cursors> Drop for Buffer<T, CAP, K> {
     }
 }
 
-/// A consumer's hold on the value at `pos` (see `Storage::front`): found
-/// readable and, with many consumers, claimed; freed by `release_front`.
+/// A consumer's hold on the value at `pos` (`Storage::front`).
 pub struct RingFront<T, S> {
     pos: u64,
-    /// The slot of `pos`, found once: `take_front` and `release_front`
-    /// would otherwise reload the slot array's address after `front`'s
-    /// atomic operations.
+    /// The slot of `pos`, found once, not reloaded after `front`'s atomics.
     slot: *const Slot<T, S>,
-    /// One producer: whether the release publishes fenced, asked of the
-    /// consumer's fence in `front` (unused otherwise).
+    /// One producer: whether the release publishes fenced (from `front`).
     fenced: bool,
 }
 
@@ -203,8 +178,7 @@ impl<T, S: Stamp> RingFront<T, S> {
     /// (as `front` found it), and it is taken once.
     #[inline]
     unsafe fn take(&mut self) -> T {
-        // SAFETY: `slot` is the slot of `pos` in its ring, which outlives
-        // the front; the value is there and ours (caller's contract).
+        // SAFETY: the ring outlives the front; the value is there and ours.
         unsafe { (*self.slot).read() }
     }
 }

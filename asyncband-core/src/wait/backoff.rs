@@ -1,31 +1,21 @@
 //! Every way a thread waits, and the constants that say how long: spin
-//! hints, spin-then-yield pauses, the spin latch, the backoff schedule of a
-//! blocking operation, and parking.
-//!
-//! # Blocking operations
+//! hints, pauses, the spin latch, backoff schedules, and parking.
 //!
 //! A [`Park`](super::Park) channel's blocking operation tries, backs off
 //! ([`Backoff`]), then drives the channel's cancel-safe future with a waker
-//! that unparks the thread ([`block_on`]): threads and tasks share one wait
-//! protocol, and a timeout is the future's drop. A [`Spin`](super::Spin)
-//! channel's only spins ([`Backoff::endless`]), with no system call.
+//! that unparks the thread ([`block_on`]), so a timeout is the future's
+//! drop. A [`Spin`](super::Spin) channel's only spins ([`Backoff::endless`]).
 //!
-//! [`Backoff`] first spins a few microseconds, within which most waits on a
-//! busy channel end without a park/unpark pair; it skips the spin when every
-//! core already has a spinner. Then it yields [`YIELDS`] times, which on an
-//! oversubscribed machine hands the core to the thread waited for without a
-//! wake-up.
-//!
+//! [`Backoff`] spins a few microseconds (unless every core already has a
+//! spinner), then yields [`YIELDS`] times, which on an oversubscribed
+//! machine hands the core to the thread waited for without a wake-up.
 //! A blocking receive yields only on an oversubscribed machine (more
 //! runnable threads than cores, by `/proc/loadavg`, or as
-//! `ASYNCBAND_OVERSUBSCRIBED` says); otherwise a yield gives its core to a
-//! busy producer for a slice. After short waits it spins longer (twice its
-//! last wait, at most [`LONG_SPIN_NANOS`]); oversubscribed, it parks at once
-//! while values come one by one ([`ReceiveWaits`]).
-//!
-//! Senders skip the yields when there are many receivers (a yield would hand
-//! the core to another sender), and the spin when they share one receiver
-//! (it would hold a core the receiver may need).
+//! `ASYNCBAND_OVERSUBSCRIBED` says); after short waits it spins longer, and
+//! oversubscribed it parks at once while values come one by one
+//! ([`ReceiveWaits`]). Senders skip the yields when there are many
+//! receivers (a yield would hand the core to another sender), and the spin
+//! when they share one receiver (it would hold the receiver's core).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -53,16 +43,15 @@ pub(crate) fn spin_hint() {
 /// Spins of a [`pause`] before it yields.
 const PAUSE_SPINS: u32 = if cfg!(asyncband_loom) { 1 } else { 64 };
 
-/// How often `try_recv` re-checks a value still being written before it yields.
+/// `try_recv`'s re-checks of a value still being written before it yields.
 pub(crate) const BUSY_TRY_SPINS: u32 = if cfg!(asyncband_loom) { 1 } else { 128 };
 
 /// A receive future's spins on a value still being written before it yields
 /// the thread, then the task.
 pub(crate) const BUSY_POLL_SPINS: u32 = if cfg!(asyncband_loom) { 2 } else { 64 };
 
-/// Waits out another thread's few-instruction step: spins, then, unless
-/// the policy is to spin, yields in case that thread was preempted. `spins`
-/// counts this wait's rounds.
+/// Waits out another thread's few-instruction step: spins, then (parking
+/// policies) yields in case it was preempted. `spins` counts the rounds.
 #[inline]
 pub(crate) fn pause<W: Wait>(spins: &mut u32) {
     *spins += 1;
@@ -73,9 +62,8 @@ pub(crate) fn pause<W: Wait>(spins: &mut u32) {
     }
 }
 
-/// A spin latch for pushes through a single producer's held capacity, at
-/// whose cursor several threads may take turns. Held only around a push of a
-/// few instructions, never around user code.
+/// A spin latch for pushes through a single producer's held capacity, whose
+/// cursor several threads may take turns at; held only around a push.
 #[derive(Debug)]
 pub(crate) struct Latch(AtomicBool);
 
@@ -90,8 +78,7 @@ impl Latch {
     /// Waits for the latch and holds it until the guard drops.
     #[inline]
     pub(crate) fn hold(&self) -> Held<'_> {
-        // ORDERING: Acquire pairs with the Release in `Held::drop`: the
-        // previous holder's writes are visible to this one.
+        // ORDERING: Acquire pairs with the Release in `Held::drop`.
         while self
             .0
             .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
@@ -114,21 +101,19 @@ impl Drop for Held<'_> {
 /// Checks in a spin phase, each after [`HINTS`] spin hints: a little longer
 /// than a park/unpark round trip.
 const CHECKS: u32 = 128;
-/// Spin hints between two checks: short, so a value is noticed soon after it
-/// lands, and the check's own load keeps the line shared, not hammered.
+/// Spin hints between two checks: few, so a value is noticed soon.
 const HINTS: u32 = 2;
-/// Checks before a phase joins the shared spinner count, so that the
-/// common short wait costs nothing but the spinning.
+/// Checks before a phase joins the shared spinner count.
 const FREE_CHECKS: u32 = 16;
-/// `sched_yield` calls, each followed by a check, after (or instead of) the
-/// spin phase and before parking; many more would yield away producers' time.
+/// `sched_yield` calls, each followed by a check, after the spin phase and
+/// before parking.
 pub const YIELDS: u32 = 10;
 
 /// The yields of a schedule that never ends ([`Backoff::endless`]).
 const ENDLESS: u32 = u32::MAX;
 
 /// The longest a blocking receive spins past its spin phase, and the longest
-/// last wait that lets it ([`ReceiveWaits::spin_nanos`]): a few park/unparks.
+/// last wait that lets it ([`ReceiveWaits::spin_nanos`]).
 pub(crate) const LONG_SPIN_NANOS: u64 = 50_000;
 
 /// Threads in a spin phase, across all channels; not a protocol word.
@@ -142,15 +127,13 @@ fn cores() -> usize {
 /// How long a look at the run queue stays good for ([`oversubscribed`]).
 const LOOK_NANOS: u64 = 5_000_000;
 /// When the run queue was last looked at (`coarse_now_nanos`), and what was
-/// seen (the low bit). Not a protocol word: it only steers waiting.
+/// seen (the low bit). Not a protocol word.
 static LOOKED: StdAtomicU64 = StdAtomicU64::new(0);
 
 /// Whether the machine has more runnable threads (the fourth field of
 /// `/proc/loadavg`, read at most every [`LOOK_NANOS`]) than this process may
-/// use cores; false where that is unavailable, and [`OVERSUBSCRIBED_ENV`]
-/// overrides it. The count is the machine's, so a process pinned to a few
-/// CPUs of a busy host may be judged oversubscribed: its receives then park
-/// where they could have spun, which costs a wake-up, never a value.
+/// use cores; false where that is unavailable; [`OVERSUBSCRIBED_ENV`]
+/// overrides it. A wrong answer costs a wake-up, never a value.
 fn oversubscribed() -> bool {
     if let Some(fixed) = oversubscribed_by_env() {
         return fixed;
@@ -169,9 +152,8 @@ fn oversubscribed() -> bool {
     busy
 }
 
-/// Decides [`oversubscribed`] for the process instead of the run queue when
-/// `never` or `always` (any ASCII case). Read once, at the first blocking
-/// receive that waits.
+/// Decides [`oversubscribed`] for the process when `never` or `always` (any
+/// ASCII case). Read once.
 const OVERSUBSCRIBED_ENV: &str = "ASYNCBAND_OVERSUBSCRIBED";
 
 /// Whether a blocking receive would now judge the machine oversubscribed
@@ -190,8 +172,7 @@ pub fn oversubscribed_now() -> bool {
     oversubscribed()
 }
 
-/// What [`OVERSUBSCRIBED_ENV`] says, read once per process; nothing under
-/// loom and Miri, whose runs must not depend on the environment.
+/// What [`OVERSUBSCRIBED_ENV`] says, read once; nothing under loom and Miri.
 fn oversubscribed_by_env() -> Option<bool> {
     static FIXED: OnceLock<Option<bool>> = OnceLock::new();
     *FIXED.get_or_init(|| {
@@ -204,7 +185,6 @@ fn oversubscribed_by_env() -> Option<bool> {
     })
 }
 
-/// `never` is `Some(false)` and `always` `Some(true)`, in any ASCII case.
 fn parse_oversubscribed(value: Option<&std::ffi::OsStr>) -> Option<bool> {
     let value = value?;
     if value.eq_ignore_ascii_case("never") {
@@ -225,8 +205,7 @@ fn coarse_now_nanos() -> Option<u64> {
             tv_sec: 0,
             tv_nsec: 0,
         };
-        // SAFETY: `now` is a valid, writable `timespec`; the call writes it
-        // and nothing else.
+        // SAFETY: `now` is a valid, writable `timespec`, all the call writes.
         if unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &raw mut now) } != 0 {
             return None;
         }
@@ -241,8 +220,7 @@ fn coarse_now_nanos() -> Option<u64> {
 }
 
 /// Threads runnable on the machine now, the caller included, read into a
-/// stack buffer (a wait allocates nothing): from the held file on Unix
-/// ([`held_runnable_threads`]), else, or where that fails, opened afresh.
+/// stack buffer: from the held file on Unix, else from a fresh open.
 fn runnable_threads() -> Option<usize> {
     use std::io::Read;
 
@@ -261,9 +239,8 @@ fn runnable_threads() -> Option<usize> {
 /// Room for a `/proc/loadavg` line, such as "0.52 0.58 0.59 3/467 12345\n".
 const LOADAVG_BYTES: usize = 128;
 
-/// [`runnable_threads`] from a `/proc/loadavg` kept open, so a look (often
-/// on a busy core) is one `pread`, not an open, a read and a close. `None`
-/// where the open or read fails or reads something else (a program that
+/// [`runnable_threads`] from a `/proc/loadavg` kept open, so a look is one
+/// `pread`. `None` where that fails or reads something else (a program that
 /// closed descriptors it did not open).
 #[cfg(unix)]
 fn held_runnable_threads() -> Option<usize> {
@@ -292,17 +269,16 @@ fn now_nanos() -> u64 {
     u64::try_from(epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
 }
 
-/// Values that came on average further apart than this since the last wait
-/// make the traffic sparse: about a park/unpark round trip.
+/// Values further apart on average than this since the last wait make the
+/// traffic sparse: about a park/unpark round trip.
 const SPARSE_GAP_NANOS: u64 = 2_000;
 /// Waits in a row, each after a run of values (two or more, closer than
 /// [`SPARSE_GAP_NANOS`]), before an oversubscribed receiver spins and yields
-/// again: one run may be a backlog behind a producer preempted mid-send.
+/// again: one run may be a backlog behind a preempted producer.
 const RUNS_TO_YIELD: u64 = 3;
 
 /// What a channel remembers of its blocking receives' waits, to choose how
-/// the next one waits (`ReceiveWaits::schedule`). Not protocol words: they
-/// only steer waiting, so every access is `Relaxed`.
+/// the next one waits. Not protocol words: every access is `Relaxed`.
 #[derive(Debug, Default)]
 pub struct ReceiveWaits {
     /// The consumers' head position when a receive last began to wait.
@@ -311,15 +287,13 @@ pub struct ReceiveWaits {
     at: StdAtomicU64,
     /// How many waits in a row followed a run of values.
     runs: StdAtomicU64,
-    /// The last timed wait of a blocking receive, in nanoseconds (0: none
-    /// yet); waits ending within their free checks are untimed.
+    /// The last timed wait of a blocking receive, in nanoseconds (0: none).
     last_wait: StdAtomicU64,
 }
 
 impl ReceiveWaits {
-    /// The schedule for a blocking receive about to wait, `head` giving the
-    /// consumers' head now ([`ReceiveSchedule::choose`]), and how long its
-    /// first spin phase may last ([`Backoff::lengthened`]).
+    /// The schedule for a blocking receive about to wait, `head` reading the
+    /// consumers' head, and how long its spin phase may last.
     pub(crate) fn schedule(&self, head: impl FnOnce() -> u64) -> (fn() -> Backoff, u64) {
         let schedule =
             ReceiveSchedule::choose(oversubscribed(), || self.park_at_once(head(), now_nanos()));
@@ -331,11 +305,9 @@ impl ReceiveWaits {
         (schedule.backoff(), spin_nanos)
     }
 
-    /// How long a spinning receive may spin from the start of its timed
-    /// wait: twice the last timed wait, capped at [`LONG_SPIN_NANOS`], or 0
-    /// if that wait was longer. Values a few tens of microseconds apart then
-    /// find the receiver spinning, with no wake-up on either side; one long
-    /// wait ends the spinning until waits are short again.
+    /// How long a spinning receive may spin: twice the last timed wait,
+    /// capped at [`LONG_SPIN_NANOS`], or 0 if that wait was longer. Values
+    /// tens of microseconds apart then need no wake-up on either side.
     fn spin_nanos(&self) -> u64 {
         // ORDERING: Relaxed; a hint.
         let last = self.last_wait.load(StdOrdering::Relaxed);
@@ -346,8 +318,8 @@ impl ReceiveWaits {
         }
     }
 
-    /// Records how long a receive's wait lasted since its schedule `began`
-    /// ([`Backoff::began`]); an untimed wait (`None`) changes nothing.
+    /// Records a receive's wait since its schedule `began`
+    /// ([`Backoff::began`]), if it was timed.
     pub(crate) fn record(&self, began: Option<u64>) {
         if let Some(began) = began {
             self.waited(now_nanos().saturating_sub(began));
@@ -360,8 +332,8 @@ impl ReceiveWaits {
         self.last_wait.store(nanos.max(1), StdOrdering::Relaxed);
     }
 
-    /// On an oversubscribed machine, with the head and the time now: records
-    /// this wait and says whether values have not come in runs lately.
+    /// Records this wait (the head and the time now) and says whether values
+    /// have not come in runs lately.
     fn park_at_once(&self, head: u64, now: u64) -> bool {
         // ORDERING: Relaxed; hints.
         let taken = head.wrapping_sub(self.head.swap(head, StdOrdering::Relaxed));
@@ -383,19 +355,17 @@ enum ReceiveSchedule {
     /// Spins, then parks: a core for every runnable thread.
     Spin,
     /// Spins, yields, then parks: oversubscribed, the yields let producers
-    /// fill the channel, and the receiver takes a run with no system call.
+    /// fill the channel.
     SpinAndYield,
     /// Parks at once ([`Backoff::none`]), and the send wakes it.
     ParkAtOnce,
 }
 
 impl ReceiveSchedule {
-    /// The schedule on a machine that is or is not `oversubscribed`. Only an
-    /// oversubscribed one asks `park_at_once` whether values have stopped
-    /// coming in runs, so the next is far off: a yield would then give a busy
-    /// thread a whole slice, and a spin would spend the receiver's CPU share.
-    /// It measures the rate, not the count, since a receiver kept off its
-    /// core finds a long run that came slowly.
+    /// The schedule on a machine that is or is not `oversubscribed`; only an
+    /// oversubscribed one asks `park_at_once` whether values stopped coming
+    /// in runs (by rate: a receiver kept off its core finds a long run that
+    /// came slowly), when a yield or a spin would only waste time.
     fn choose(oversubscribed: bool, park_at_once: impl FnOnce() -> bool) -> Self {
         if !oversubscribed {
             Self::Spin
@@ -450,8 +420,7 @@ pub struct Backoff {
 }
 
 impl Backoff {
-    /// A fresh schedule; a wait that ends within its first few checks never
-    /// touches the shared spinner count.
+    /// A fresh schedule.
     #[must_use]
     pub const fn new() -> Self {
         Self::with_yields(YIELDS)
@@ -469,8 +438,8 @@ impl Backoff {
         }
     }
 
-    /// A schedule that spins forever, never letting the caller park: how a
-    /// [`Spin`](super::Spin) channel blocks, with no system call at all.
+    /// A schedule that spins forever: how a [`Spin`](super::Spin) channel
+    /// blocks.
     ///
     /// # Examples
     ///
@@ -485,23 +454,20 @@ impl Backoff {
         Self::with_yields(ENDLESS)
     }
 
-    /// This schedule, timed from its start (after the free checks, so a
-    /// short wait never reads the clock), its spin phase going on until
-    /// `spin_nanos` have passed since then (module docs).
+    /// This schedule, timed from its start (after the free checks), its spin
+    /// phase going on until `spin_nanos` have passed since then.
     pub(crate) fn lengthened(mut self, spin_nanos: u64) -> Self {
         self.spin_nanos = spin_nanos;
         self.timed = true;
         self
     }
 
-    /// When a timed schedule started (`now_nanos`); `None` when it has not
-    /// (the wait ended within its free checks, or was never timed).
+    /// When a timed schedule started (`now_nanos`), if it has.
     pub(crate) fn began(&self) -> Option<u64> {
         (self.began != 0).then_some(self.began)
     }
 
-    /// Whether the spin phase goes on past its checks: the schedule is
-    /// lengthened and the time is not up. Once it is, never again.
+    /// Whether a lengthened spin phase goes on: its time is not up yet.
     fn spins_on(&mut self) -> bool {
         if self.spin_nanos == 0 || cfg!(asyncband_loom) {
             return false;
@@ -513,8 +479,8 @@ impl Backoff {
         false
     }
 
-    /// A schedule that spins, then lets the caller park, with no yields: for
-    /// senders of a channel with many receivers (module docs).
+    /// A schedule that spins, then parks, with no yields: for senders of a
+    /// channel with many receivers.
     ///
     /// # Examples
     ///
@@ -533,14 +499,12 @@ impl Backoff {
         Self::with_yields(0)
     }
 
-    /// Whether the schedule has nothing left: [`Backoff::none`] before any
-    /// `snooze`.
+    /// Whether the schedule has nothing left, as [`Backoff::none`].
     fn is_spent(&self) -> bool {
         self.round >= CHECKS && self.yields == 0 && self.spin_nanos == 0
     }
 
-    /// An empty schedule, parking at once: for a receiver whose values come
-    /// further apart than a spin phase, where spinning burns senders' time.
+    /// An empty schedule, parking at once: for a receiver of sparse values.
     ///
     /// # Examples
     ///
@@ -554,8 +518,8 @@ impl Backoff {
         Self::past_spin(0)
     }
 
-    /// A schedule that only yields, then lets the caller park: for senders
-    /// of a channel with many senders and one receiver (module docs).
+    /// A schedule that only yields, then parks: for senders of a channel
+    /// with many senders and one receiver.
     ///
     /// # Examples
     ///
@@ -574,8 +538,8 @@ impl Backoff {
         Self::past_spin(YIELDS)
     }
 
-    /// A fresh schedule past its spin phase (started, so it never joins the
-    /// spinners), with `yields` yields left.
+    /// A schedule past its spin phase (never joining the spinners), with
+    /// `yields` yields left.
     const fn past_spin(yields: u32) -> Self {
         let mut backoff = Self::with_yields(yields);
         backoff.round = CHECKS;
@@ -606,9 +570,8 @@ impl Backoff {
         }
     }
 
-    /// Waits a little before the caller checks again (spins, then up to
-    /// [`YIELDS`] yields); false once the caller should park instead. Under
-    /// loom every wait parks at once.
+    /// Waits a little before the caller checks again; false once the caller
+    /// should park instead (at once under loom).
     pub fn snooze(&mut self) -> bool {
         if self.yields == ENDLESS {
             for _ in 0..HINTS {
@@ -654,8 +617,7 @@ impl Drop for Backoff {
     }
 }
 
-/// Unparks one thread when woken, and says so in a flag the thread can
-/// spin on before it parks.
+/// Unparks one thread when woken, and raises a flag it can spin on.
 struct Unparker {
     thread: thread::Thread,
     woken: StdAtomicBool,
@@ -667,8 +629,7 @@ impl Wake for Unparker {
     }
 
     fn wake_by_ref(self: &StdArc<Self>) {
-        // ORDERING: Release pairs with the Acquire loads in `block_on`; the
-        // unpark that follows covers a thread that is already parked.
+        // ORDERING: Release pairs with the Acquire loads in `block_on`.
         self.woken.store(true, StdOrdering::Release);
         self.thread.unpark();
     }
@@ -683,8 +644,8 @@ impl Unparker {
     }
 }
 
-/// This thread's waker, made once per thread (outside loom), or afresh where
-/// its locals are gone (a blocking call from a thread-local destructor).
+/// This thread's waker, made once per thread (outside loom), or afresh in a
+/// thread-local destructor.
 fn thread_waker() -> (Waker, StdArc<Unparker>) {
     #[cfg(not(asyncband_loom))]
     let unparker = {
@@ -701,9 +662,8 @@ fn thread_waker() -> (Waker, StdArc<Unparker>) {
 }
 
 /// Marks the thread's waker woken when a [`block_on`] returns or unwinds: a
-/// `block_on` nested in another (user code in the outer poll, such as a
-/// waker calling `send_blocking`) shares its waker and may clear its flag
-/// and use up its unpark, so the outer one polls again instead of parking.
+/// nested `block_on` (user code in the outer poll) shares the waker and may
+/// use up its flag and unpark, so the outer one polls again, not parks.
 struct WokenOnExit<'a>(&'a Unparker);
 
 impl Drop for WokenOnExit<'_> {
@@ -714,8 +674,7 @@ impl Drop for WokenOnExit<'_> {
     }
 }
 
-/// Sleeps for about the shortest time the kernel's timers allow
-/// (`thread::sleep`, which an unpark does not cut short).
+/// Sleeps about the shortest time the kernel allows (not cut by an unpark).
 #[cfg(not(asyncband_loom))]
 fn nap() {
     std::thread::sleep(std::time::Duration::from_micros(20));
@@ -725,10 +684,9 @@ fn nap() {
 #[cfg(asyncband_loom)]
 fn nap() {}
 
-/// Drives `future` to completion on this thread, parking while it is
-/// pending, after each `Pending` through a fresh `schedule()`. With a
-/// `deadline`, gives up when it passes and returns `None`; the future is
-/// then dropped by the caller, which cancels it cleanly.
+/// Drives `future` to completion on this thread, after each `Pending`
+/// backing off through a fresh `schedule()`, then parking. Returns `None`
+/// once `deadline` passes; the caller's drop of the future cancels it.
 ///
 /// # Examples
 ///
@@ -758,14 +716,11 @@ pub fn block_on<F: Future>(
         if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
             return None;
         }
-        // Spin a little before parking: a wake within microseconds then costs
-        // no futex wake-up and no context switch.
         let mut backoff = schedule();
         // ORDERING: Acquire pairs with the Release store in `wake_by_ref`.
         if backoff.is_spent() && unparker.woken.load(StdOrdering::Acquire) {
-            // Woken during the poll under a park-at-once schedule: a value
-            // is still being written on an oversubscribed machine, and a nap
-            // rather than a busy re-poll lets its writer run here.
+            // Woken during the poll, parking at once: a nap, not a busy
+            // re-poll, lets the writer of the awaited value run.
             nap();
         }
         // ORDERING: Acquire pairs with the Release store in `wake_by_ref`.

@@ -3,24 +3,21 @@
 //!
 //! # The problem
 //!
-//! A single producer (or a single consumer, freeing slots) publishes with a
-//! store of its index, then loads the waiters' flag; a waiter stores its
-//! flag, then re-reads the index. That is the store-buffer pattern (see
-//! [`crate::wait`]): unless both sides put a full barrier between store and
-//! load, both loads can miss. The publisher's barrier (an `xchg` on x86)
-//! waits for its earlier stores to reach the cache: per message, a
-//! cross-core round trip whenever the other side touched those lines.
+//! A single producer (or a single consumer, freeing slots) stores its index,
+//! then loads the waiters' flag; a waiter stores its flag, then re-reads the
+//! index: the store-buffer pattern of [`crate::wait`]. Without a full
+//! barrier on both sides both loads can miss, and the publisher's barrier
+//! costs a cross-core round trip per message.
 //!
 //! # The asymmetric fence
 //!
-//! Linux's `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)` makes every
-//! running thread of the process execute a full barrier before it returns.
-//! A waiter that stores its flag and then calls it knows that any publish
-//! the publisher ordered (by a compiler fence) before its flag load is
-//! visible to the waiter's re-check, or that the flag load comes after the
-//! barrier and sees the flag. The publisher pays nothing; the waiter pays a
-//! system call of microseconds, so a [`Mode`] asks for it once per stretch
-//! of waiting:
+//! Linux's `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)` runs a full
+//! barrier on every running thread of the process. A waiter that stores its
+//! flag and then calls it knows that a publish the publisher ordered (by a
+//! compiler fence) before its flag load is visible to the re-check, or that
+//! the flag load comes after the barrier and sees the flag. The publisher
+//! pays nothing; the waiter pays a system call, so a [`Mode`] asks for it
+//! once per stretch of waiting:
 //!
 //! | mode | publisher stores | a waiter, before re-checking |
 //! | --- | --- | --- |
@@ -28,31 +25,24 @@
 //! | `REQUESTED` | (acknowledges on its next publish) | calls `membarrier` |
 //! | `FENCED` | `SeqCst` store | nothing: the store-buffer argument holds |
 //!
-//! - A new fence starts `FENCED` for its first [`FENCED_AT_FIRST`]
-//!   publishes, so a short exchange (a reply channel whose receiver waits
-//!   before the only send) never makes the system call, which interrupts
-//!   every CPU running a thread of the process; a whole [`PLAIN_AFTER`]
-//!   would keep a streaming channel on `SeqCst` stores too long.
+//! - A new fence starts `FENCED` for [`FENCED_AT_FIRST`] publishes, so a
+//!   short exchange (a reply channel) never makes the system call.
 //! - The publisher reads the mode at the start of each publish. On
 //!   `REQUESTED` it stores `FENCED` (`SeqCst`, which also makes every
 //!   earlier publish visible to whoever reads `FENCED`) and publishes fenced
-//!   from then on. A waiter may skip the system call only on `FENCED`, once
-//!   the publisher has acknowledged; a publish that started before the
-//!   acknowledgement was covered by the requesting waiter's system call.
-//! - After a stretch of fenced publishes that found nobody waiting (at first
-//!   [`PLAIN_AFTER`], doubled each time the next waiter came before the
-//!   plain stretch paid for its system call: `Mode::acknowledge`), the
-//!   publisher stores `PLAIN`, then loads the waiters' flag, and if a waiter
-//!   is there stores `FENCED` again before its next publish. The waiter
-//!   stores its flag, then loads the mode (all `SeqCst`), so one sees the
-//!   other: a waiter that saw `FENCED` is seen by the publisher before it
-//!   publishes plainly.
-//! - "Found nobody waiting" is asked after the publish has woken its
-//!   waiters, so a waiter it served does not count and a stretch runs out
-//!   even while waiters come often; the next waiter then comes right after
-//!   the switch to `PLAIN`, the bet is lost and the stretch doubles, so such
-//!   a channel is soon fenced for all but a few publishes in 2^20. Counting
-//!   served waiters would keep a streaming SPSC channel fenced for good.
+//!   from then on. A waiter skips the system call only on `FENCED`; a
+//!   publish that started before the acknowledgement was covered by the
+//!   requesting waiter's system call.
+//! - After a stretch of fenced publishes that found nobody waiting
+//!   (`Mode::acknowledge` sizes it), the publisher stores `PLAIN`, then
+//!   loads the waiters' flag, and if a waiter is there stores `FENCED` again
+//!   before its next publish. The waiter stores its flag, then loads the
+//!   mode (all `SeqCst`), so one sees the other: a waiter that saw `FENCED`
+//!   is seen by the publisher before it publishes plainly.
+//! - "Found nobody waiting" is asked after the publish woke its waiters, so
+//!   a stretch runs out even while waiters come often; the next waiter then
+//!   loses the bet and doubles the stretch. Counting served waiters would
+//!   keep a streaming SPSC channel fenced for good.
 //!
 //! Where `membarrier` is not available (another OS, a seccomp filter, Miri,
 //! loom) the mode is `FENCED` forever, at one relaxed load per publish.
@@ -60,22 +50,18 @@
 //! # Running without the barrier
 //!
 //! The system call interrupts every CPU running a thread of the process,
-//! isolated cores included. A program that cannot afford that jitter can
-//! turn it off, as if the kernel lacked it: a single endpoint publishes with
-//! a `SeqCst` store, a waiter makes no system call, and the process never
-//! registers for `membarrier`. Either switch is enough:
+//! isolated cores included. Either switch turns it off, as if the kernel
+//! lacked it (`SeqCst` publishes, no system call, no registration):
 //!
-//! - at build time, the `no-membarrier` cargo feature (of `asyncband`,
-//!   forwarded to `asyncband-core`); features are additive, so any crate in
-//!   the build that enables it turns the barrier off for the whole program;
-//! - at start time, `ASYNCBAND_MEMBARRIER=off` (any ASCII case), read once
-//!   per process when the first channel with a single endpoint is made (or
-//!   at [`membarrier_in_use`]); a later change has no effect, and any other
-//!   value leaves the barrier on where the kernel offers it.
+//! - the `no-membarrier` cargo feature (of `asyncband`, forwarded here),
+//!   which any crate in the build can enable for the whole program;
+//! - `ASYNCBAND_MEMBARRIER=off` (any ASCII case), read once per process
+//!   when the first channel with a single endpoint is made (or at
+//!   [`membarrier_in_use`]); any other value leaves the barrier on.
 //!
-//! That same moment registers the process for the barrier, which takes
-//! milliseconds: once per process, never in a send or a receive.
-//! [`membarrier_calls`] counts the system calls made.
+//! That same moment registers the process for the barrier (milliseconds,
+//! once, never in a send or a receive). [`membarrier_calls`] counts the
+//! system calls made.
 
 use self::membarrier::Membarrier;
 use crate::sync::{AtomicUsize, Ordering, SeqCst, UnsafeCell};
@@ -84,34 +70,31 @@ const PLAIN: usize = 0;
 const REQUESTED: usize = 1;
 const FENCED: usize = 2;
 
-/// Fenced publishes in a row with nobody waiting before the publisher first
-/// goes back to plain stores: about what one `membarrier` costs.
+/// Fenced publishes in a row with nobody waiting before the publisher goes
+/// back to plain stores: about what one `membarrier` costs.
 pub const PLAIN_AFTER: u32 = 1024;
 
-/// Fenced publishes a new fence makes, with nobody waiting, before it
-/// first goes plain (module docs).
+/// Fenced publishes of a new fence, with nobody waiting, before it goes plain.
 const FENCED_AT_FIRST: u32 = 64;
 
 /// The longest stretch of fenced publishes [`Mode`] doubles up to.
 const MAX_FENCED_STRETCH: u32 = 1 << 20;
 
 /// The publication mode of one single endpoint, shared by its waiters and
-/// its publisher; a [`SingleFence`] keeps it beside the publisher's [`Stretch`].
+/// its publisher.
 #[derive(Debug)]
 pub(crate) struct Mode {
     /// `PLAIN`, `REQUESTED` or `FENCED` (module docs).
     mode: AtomicUsize,
 }
 
-/// The publisher's own count of its fenced stretches, used through `&mut`
-/// by whoever holds the publisher's right to publish.
+/// The publisher's own count of its fenced stretches.
 #[derive(Debug)]
 struct Stretch {
     /// Fenced publishes with nobody waiting still to go before plain stores;
     /// reset to `length` whenever the publisher sees a waiter.
     left: u32,
-    /// How many fenced publishes with nobody waiting it takes to go plain;
-    /// starts at [`PLAIN_AFTER`].
+    /// The length of a stretch; starts at [`PLAIN_AFTER`].
     length: u32,
     /// The position it last went plain at.
     plain_at: u64,
@@ -129,8 +112,8 @@ impl Stretch {
 }
 
 impl Mode {
-    /// A fence that starts `FENCED`. Makes the process's barrier decision
-    /// now, if nobody has, so its milliseconds go to making a channel.
+    /// A fence that starts `FENCED`; makes the process's barrier decision
+    /// now ([`Fence::new`]).
     pub(crate) fn new() -> Self {
         membarrier::process();
         Self {
@@ -138,9 +121,7 @@ impl Mode {
         }
     }
 
-    /// The publisher, before publishing `position` (its index after it):
-    /// whether this publish must be `SeqCst`. Acknowledges a waiter's
-    /// request, out of line.
+    /// [`Fence::fenced`]; acknowledges a waiter's request, out of line.
     #[inline]
     fn fenced(&self, own: &mut Stretch, position: u64) -> bool {
         // ORDERING: Relaxed; the publisher reads a word only waiters write
@@ -153,12 +134,11 @@ impl Mode {
         }
     }
 
-    /// The publisher was asked to fence: sizes the next fenced stretch and
-    /// acknowledges. Going plain is a ski-rental bet: each plain publish
-    /// saves a fenced one's cost, and the next waiter pays a `membarrier`,
-    /// worth about [`PLAIN_AFTER`] of them. A request after fewer plain
-    /// publishes than the preceding fenced stretch lost the bet and doubles
-    /// the next one (up to [`MAX_FENCED_STRETCH`]); a later one resets it.
+    /// Sizes the next fenced stretch and acknowledges. Going plain is a
+    /// ski-rental bet: a `membarrier` costs about [`PLAIN_AFTER`] fenced
+    /// publishes, so a request after fewer plain publishes than the last
+    /// stretch lost it and doubles the next stretch (up to
+    /// [`MAX_FENCED_STRETCH`]); a later one resets it.
     #[cold]
     fn acknowledge(&self, own: &mut Stretch, position: u64) -> bool {
         let plain = position.wrapping_sub(own.plain_at);
@@ -168,15 +148,13 @@ impl Mode {
             PLAIN_AFTER
         };
         own.left = own.length;
-        // SeqCst: the acknowledgement; waiters that read it see every
-        // earlier publish (module docs).
+        // SeqCst: waiters that read the acknowledgement see every earlier
+        // publish.
         self.mode.store_sc(FENCED);
         true
     }
 
-    /// The publisher, after a fenced publish: counts it, and after a whole
-    /// stretch in a row with `waiting()` false goes back to plain stores.
-    /// `position()` reads the publisher's index, only then.
+    /// [`Fence::fenced_publish`].
     #[inline]
     fn fenced_publish(
         &self,
@@ -187,8 +165,8 @@ impl Mode {
         self.fenced_publish_through(own, membarrier::process, waiting, position);
     }
 
-    /// [`Mode::fenced_publish`], deciding whether the fence may go plain
-    /// with `barrier()`, asked only when a stretch runs out.
+    /// [`Mode::fenced_publish`], asking `barrier()` only when a stretch runs
+    /// out.
     #[inline]
     fn fenced_publish_through<'b>(
         &self,
@@ -214,8 +192,7 @@ impl Mode {
         }
     }
 
-    /// A fenced stretch ran out with nobody waiting: back to plain stores,
-    /// if `barrier` may be used. Out of line, to keep it off a send's path.
+    /// Back to plain stores, if `barrier` is usable: a stretch ran out.
     #[cold]
     #[inline(never)]
     fn go_plain(
@@ -238,14 +215,13 @@ impl Mode {
         }
     }
 
-    /// A waiter, after raising its flag and before re-checking the condition:
-    /// makes sure the publisher sees the flag or the waiter sees the publish.
+    /// [`Fence::before_wait`].
     pub(crate) fn before_wait(&self) {
         self.before_wait_through(membarrier::process);
     }
 
-    /// [`Mode::before_wait`], calling the barrier through `barrier()`: the
-    /// one that let this fence go plain.
+    /// [`Mode::before_wait`], through `barrier()`, the one that let this
+    /// fence go plain.
     fn before_wait_through<'b>(&self, barrier: impl FnOnce() -> &'b Membarrier) {
         match self.mode.load_sc() {
             FENCED => {}
@@ -265,9 +241,8 @@ impl Mode {
     }
 }
 
-/// How a single endpoint publishes its index: the policy's part of every
-/// publish of a single producer (its tail) or a single consumer (its head,
-/// which frees slots), and of waiting on one.
+/// How a single endpoint (a single producer's tail, a single consumer's
+/// head) publishes its index, and how one waits on it.
 pub trait Fence: std::fmt::Debug + Send + Sync + 'static {
     /// A new endpoint's fence. Makes the process's barrier decision now, if
     /// nobody has, so its milliseconds go to making a channel, not a send.
@@ -284,9 +259,9 @@ pub trait Fence: std::fmt::Debug + Send + Sync + 'static {
     #[doc(hidden)]
     unsafe fn fenced(&self, position: u64) -> bool;
 
-    /// After a publish: counts it, and lets a fenced publisher go back to
-    /// plain stores once nobody has waited for a while. `waiting()` reads
-    /// the other side's flag; `position()` the publisher's index.
+    /// After a publish: counts it, and goes back to plain stores once a
+    /// stretch of fenced publishes saw `waiting()` (the other side's flag)
+    /// false; `position()` reads the publisher's index, only then.
     ///
     /// # Safety
     ///
@@ -294,15 +269,14 @@ pub trait Fence: std::fmt::Debug + Send + Sync + 'static {
     #[doc(hidden)]
     unsafe fn fenced_publish(&self, waiting: impl Fn() -> bool, position: impl FnOnce() -> u64);
 
-    /// A waiter (or a closer), after raising its flag and before looking at
-    /// the publisher's index again: makes sure the publisher sees the flag
-    /// or the waiter sees the publish.
+    /// A waiter (or a closer), between raising its flag and re-reading the
+    /// index: the publisher sees the flag or the waiter sees the publish.
     #[doc(hidden)]
     fn before_wait(&self);
 }
 
-/// A park channel's fence: the shared [`Mode`] and, beside it on the line
-/// the publisher reads anyway, the publisher's own [`Stretch`].
+/// A park channel's fence: the shared [`Mode`] and the publisher's own
+/// [`Stretch`], on one line.
 #[derive(Debug)]
 pub struct SingleFence {
     mode: Mode,
@@ -327,8 +301,7 @@ impl Fence for SingleFence {
     #[inline]
     unsafe fn fenced(&self, position: u64) -> bool {
         self.own.with_mut(|own| {
-            // SAFETY: the caller is the only one touching `own` (field
-            // rules).
+            // SAFETY: only the publisher (the caller) touches `own`.
             let own = unsafe { &mut *own };
             self.mode.fenced(own, position)
         })
@@ -348,10 +321,9 @@ impl Fence for SingleFence {
     }
 }
 
-/// A spin channel's fence. Nobody waits on it, so a publish is a plain
-/// store, except where the barrier cannot be used: a close from the other
-/// side then needs the producer's `SeqCst` store (the `Boundary` argument),
-/// as a waiter would. Decided once, when the channel is made.
+/// A spin channel's fence: nobody waits, so publishes are plain, except
+/// where the barrier is unusable: a close from the other side then needs
+/// `SeqCst` publishes (the `Boundary` argument).
 #[derive(Debug)]
 pub struct SpinFence {
     /// Whether every publish is `SeqCst` (no usable barrier).
@@ -374,17 +346,15 @@ impl Fence for SpinFence {
     unsafe fn fenced_publish(&self, _waiting: impl Fn() -> bool, _position: impl FnOnce() -> u64) {}
 
     fn before_wait(&self) {
-        // Only a closer gets here (nobody waits): the one system call a spin
-        // channel makes, and only for a close from the consumer side.
+        // Only a closer gets here: a spin channel's one system call.
         if !self.fenced {
             membarrier::process().call();
         }
     }
 }
 
-/// Whether the process has decided about `membarrier` (and registered for
-/// it where it is used). Not public API: a test checks that making a
-/// channel decides, so that no send or receive pays for registering.
+/// Whether the process has decided about `membarrier`. Not public API: a
+/// test checks that making a channel decides.
 ///
 /// # Examples
 ///
@@ -413,9 +383,8 @@ pub fn membarrier_calls() -> u64 {
     membarrier::process_calls()
 }
 
-/// Whether this process's fences use `membarrier`: the kernel offers it and
-/// it is not turned off (module docs). Decides now if nothing has yet. Not
-/// public API: benchmarks report it.
+/// Whether this process's fences use `membarrier` (module docs); decides
+/// now if nothing has yet. Not public API: benchmarks report it.
 ///
 /// # Examples
 ///
@@ -441,28 +410,26 @@ mod membarrier {
     /// The environment variable that turns the barrier off (module docs).
     const ENV: &str = "ASYNCBAND_MEMBARRIER";
 
-    /// Whether the barrier is turned off: by the `no-membarrier` feature
-    /// (`feature`), or by `env`, [`ENV`]'s value, being `off` in any ASCII case.
+    /// Whether the `no-membarrier` `feature` or [`ENV`]'s value `env` turns
+    /// the barrier off.
     pub(super) fn turned_off(feature: bool, env: Option<&OsStr>) -> bool {
         feature || env.is_some_and(|value| value.eq_ignore_ascii_case("off"))
     }
 
     /// One decision whether fences may use the barrier, and the calls made
-    /// through it. The process has one ([`process`]); tests make their own.
+    /// through it: the [`process`]'s, or a test's.
     #[derive(Debug)]
     pub(super) struct Membarrier {
-        /// Whether the private expedited command is registered and not
-        /// turned off. Fences go plain only through a usable one, so only a
-        /// usable one is ever called.
+        /// Registered and not turned off; fences go plain, and so call,
+        /// only through a usable one.
         usable: bool,
         /// System calls made through [`Membarrier::call`].
         calls: AtomicU64,
     }
 
     impl Membarrier {
-        /// Decides: unusable when `turned_off` (without asking the kernel
-        /// anything); otherwise usable if the kernel offers the private
-        /// expedited command and registers the process for it.
+        /// Usable unless `turned_off` (then the kernel is not asked) or the
+        /// kernel does not register the process.
         pub(super) fn probe(turned_off: bool) -> Self {
             Self {
                 usable: !turned_off && register(),
@@ -489,7 +456,6 @@ mod membarrier {
         }
     }
 
-    /// The process's decision, made when first asked for (module docs).
     static PROCESS: OnceLock<Membarrier> = OnceLock::new();
 
     /// The process's decision; makes it, reading [`ENV`], if nobody has.
@@ -534,8 +500,7 @@ mod membarrier {
     fn barrier() {
         // SAFETY: a system call with integer arguments.
         let done = unsafe { libc::syscall(libc::SYS_membarrier, PRIVATE_EXPEDITED, 0, 0) };
-        // Only a usable `Membarrier` calls, so registration succeeded and
-        // the command cannot fail (the kernel documents no other error).
+        // Only a usable (registered) one calls: no documented error is left.
         assert_eq!(done, 0, "membarrier failed after registration");
     }
 

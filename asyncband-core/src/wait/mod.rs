@@ -8,21 +8,19 @@
 //! | [`Park`] | a [`Cell`] per single side, a [`Queue`] per many side | plain while nobody waits, else `SeqCst` (`fence.rs`) | spin, yield, then park | yes |
 //! | [`Spin`] | none | plain (`SeqCst` only where `membarrier` is unavailable) | spin, checking the clock for deadlines | none |
 //!
-//! A spin channel keeps no waiters, so no side ever looks for one: its
-//! wait sets are zero-sized and every "is anybody waiting?" folds to
-//! `false`. Every loop and constant of a waiting thread lives in
-//! `backoff.rs`.
+//! A spin channel's wait sets are zero-sized and every "is anybody
+//! waiting?" folds to `false`. Every loop and constant of a waiting thread
+//! lives in `backoff.rs`.
 //!
 //! # Units and grants
 //!
-//! A waiter asks for `need` *units* and is woken once it has been
-//! *granted* all of them. For senders of a bounded channel a unit is one
-//! slot of capacity, taken from the storage by whoever grants it, so a woken
-//! sender already owns its slot and nobody can barge past it; for receivers
-//! it is one notification that a value was published. Grants go to waiters
-//! in the order they registered. A waiter that goes away hands back the
-//! units it held, and the caller passes them on, so no wake is swallowed.
-//! A [`Cell`] holds one waiter and no units: granting wakes it, it retries.
+//! A waiter asks for `need` *units* and is woken once *granted* all of
+//! them, in registration order. For senders of a bounded channel a unit is
+//! a slot of capacity, taken from the storage by the granter, so nobody can
+//! barge past a woken sender; for receivers it is a notification that a
+//! value was published. A waiter that goes away hands back its units, and
+//! the caller passes them on, so no wake is swallowed. A [`Cell`] holds one
+//! waiter and no units: granting wakes it, it retries.
 //!
 //! # The store-buffer race
 //!
@@ -30,13 +28,11 @@
 //! a notifier changes the condition and then loads the flag. Acquire and
 //! release alone let both loads miss. Here the flag is raised with a
 //! `SeqCst` store inside [`WaitSet::register`] (a queue's once while its
-//! list stays non-empty: a waiter that joins others relies on the store
-//! that raised it, made under the queue's lock before it), the re-check is
-//! a `SeqCst` load, [`WaitSet::is_waiting`] is a `SeqCst` load, and every
-//! change to a condition is a `SeqCst` store or read-modify-write, so in
-//! their single total order one of the two loads sees the other side's
-//! write. The storage modules name the operation for each condition; a
-//! single endpoint's plain publishes are covered by `fence.rs`.
+//! list stays non-empty), the re-check and [`WaitSet::is_waiting`] are
+//! `SeqCst` loads, and every change to a condition is a `SeqCst` store or
+//! read-modify-write, so in their single total order one of the two loads
+//! sees the other side's write. The storage modules name the operation for
+//! each condition; `fence.rs` covers a single endpoint's plain publishes.
 
 mod backoff;
 mod cell;
@@ -91,9 +87,8 @@ pub trait Wait: sealed::Sealed + Send + Sync + Sized + std::fmt::Debug + 'static
     #[doc(hidden)]
     fn sender_backoff<P: Arity, C: Arity>() -> Backoff;
 
-    /// How a blocked receiver waits before it parks, and how long its
-    /// first spin may last (`ReceiveWaits::schedule`); `head` reads the
-    /// consumers' position.
+    /// How a blocked receiver waits before it parks, and how long it may
+    /// spin (`ReceiveWaits::schedule`); `head` reads the consumers' position.
     #[doc(hidden)]
     fn receiver_backoff(waits: &ReceiveWaits, head: impl FnOnce() -> u64)
     -> (fn() -> Backoff, u64);
@@ -202,8 +197,8 @@ impl Wait for Spin {
 ///
 /// # Safety
 ///
-/// Implementations keep the promises documented on each method; the
-/// channel relies on them to never lose a wake or a unit.
+/// Implementations keep the promises documented on each method, on which
+/// the channel relies never to lose a wake or a unit.
 pub unsafe trait WaitSet: Default + Send + Sync + std::fmt::Debug + 'static {
     /// Per-waiter state, stored pinned inside the waiting future.
     type Node: Default + Send + Sync + std::fmt::Debug;
@@ -238,19 +233,10 @@ pub unsafe trait WaitSet: Default + Send + Sync + std::fmt::Debug + 'static {
 
     /// Hands `units` notifications to the front waiters, one each. A
     /// [`Queue`] that notifies a future (which may never come back) also
-    /// wakes the waiters behind it up to a parked thread not yet woken, so
-    /// leaked futures never keep a notification from a waiter that acts on
-    /// it ([`Withdrawn::woken_to_look`]).
+    /// wakes the waiters behind it up to a parked thread not yet woken
+    /// ([`Withdrawn::woken_to_look`]).
     fn notify(&self, units: usize) {
-        let mut units = units;
-        self.grant(
-            move |want| {
-                let take = want.min(units);
-                units -= take;
-                take
-            },
-            |_| (),
-        );
+        self.grant(up_to(units), |_| ());
     }
 
     /// A node for a thread that parks until it is woken: it always comes
@@ -275,7 +261,7 @@ pub unsafe trait WaitSet: Default + Send + Sync + std::fmt::Debug + 'static {
 }
 
 /// The wait set of a spin channel: nobody ever waits. A future that would
-/// wait is woken at once, so it polls again: it busy-polls.
+/// wait is woken at once: it busy-polls.
 ///
 /// # Examples
 ///
@@ -312,10 +298,18 @@ unsafe impl WaitSet for NoWaiters {
     }
 }
 
-/// What [`WaitSet::cancel`] took from a node: the units it held, and its
-/// waker. A waker's `drop` is user code that may panic, so the waker is
-/// dropped with this value, after the caller has passed the units on or
-/// given them back.
+/// `acquire` for [`WaitSet::grant`]: up to `units` in all.
+fn up_to(mut units: usize) -> impl FnMut(usize) -> usize {
+    move |want| {
+        let take = want.min(units);
+        units -= take;
+        take
+    }
+}
+
+/// What [`WaitSet::cancel`] took from a node: its units, and its waker,
+/// whose `drop` (user code) comes with this value's, after the caller has
+/// dealt with the units.
 ///
 /// # Examples
 ///
@@ -352,8 +346,7 @@ impl Withdrawn {
     }
 
     /// Whether the node was a parked thread a [`Queue`] had woken without
-    /// units, to look for a waiter that may not come back, and that had not
-    /// registered since: one that gives up without looking passes one on.
+    /// units to look, not registered since: giving up, it passes one on.
     #[must_use]
     pub fn woken_to_look(&self) -> bool {
         self.woken_to_look
@@ -364,8 +357,7 @@ impl Drop for Withdrawn {
     #[inline]
     fn drop(&mut self) {
         if let Some(waker) = self.waker.take() {
-            // Caught, so that a waker whose drop panics while this thread is
-            // already unwinding cannot abort.
+            // Caught, so a panicking drop during an unwind cannot abort.
             if let Err(panic) = catch_unwind(AssertUnwindSafe(|| drop(waker))) {
                 resume(Some(panic));
             }

@@ -1,16 +1,11 @@
-//! A cancel-safe FIFO of waiters for a side with many endpoints.
-//!
-//! # Design
-//!
-//! Nodes live in the pinned waiting futures, so waiting allocates nothing,
-//! and form a doubly linked list behind a short lock taken only when
-//! somebody waits; the channel's fast paths never touch it. Wakers run in
-//! batches after the lock is released.
+//! A cancel-safe FIFO of waiters for a side with many endpoints: nodes live
+//! in the pinned waiting futures (waiting allocates nothing) and form a
+//! doubly linked list behind a lock taken only when somebody waits. Wakers
+//! run in batches after the lock is released.
 //!
 //! # Node states
 //!
-//! A node holds `need` (units wanted), `got` (units granted so far) and
-//! `linked`:
+//! A node holds `need` (units wanted), `got` (units granted) and `linked`:
 //!
 //! | state | `linked` | `got` |
 //! | --- | --- | --- |
@@ -21,32 +16,28 @@
 //! Transitions, all under the lock but one:
 //!
 //! - `register`: idle → waiting (pushed at the back); granted → idle, the
-//!   units moving to the caller (without the lock when `handed` is up,
-//!   below); waiting → waiting (waker refreshed).
-//! - `grant`: the front node's `got` grows; at `need` the node is unlinked
+//!   units moving to the caller (without the lock when `handed` is up);
+//!   waiting → waiting (waker refreshed).
+//! - `grant`: the front node's `got` grows; at `need` it is unlinked
 //!   (granted) and woken.
-//! - `notify`: as `grant`; when a node that may not come back (not a parked
+//! - `notify`: as `grant`; once a node that may not come back (not a parked
 //!   thread) is granted, the waiting nodes behind it, up to a parked one not
-//!   yet woken so (one per such grant), are woken without units and marked
-//!   `checked`, staying queued; their next `register` clears the mark.
-//! - `wake_all`: every waiting node is unlinked (keeping its partial `got`)
-//!   and woken.
+//!   yet woken so, are woken without units and marked `checked`, staying
+//!   queued; their next `register` clears the mark.
+//! - `wake_all`: every waiting node is unlinked (keeping its `got`) and woken.
 //! - `cancel`: any state → idle; its units go back to the caller to pass
-//!   on, so dropping a future chosen to be woken never loses its grant. A
-//!   parked node still marked `checked` is reported, and the caller passes a
-//!   notification on for it too.
+//!   on, and a parked node still marked `checked` is reported, so that its
+//!   notification is passed on too.
 //!
-//! A party that unlinks a node with units (`grant`, `wake_all`) raises its
-//! `handed` flag with a release store as its last touch, under the lock. An
-//! owner that loads it raised (acquire) has the node to itself, since no
-//! other party touches an unlinked node, and takes the units without the
-//! lock, saving a lock round trip per grant. The owner lowers the flag, or
-//! the lock holder when it takes the units.
+//! A party that unlinks a node with units raises its `handed` flag (release,
+//! under the lock) as its last touch. An owner that loads it raised
+//! (acquire) has the node to itself and takes the units without the lock.
+//! The owner lowers the flag, or the lock holder when it takes the units.
 //!
 //! The `waiting` flag mirrors "the list is not empty", stored `SeqCst` under
-//! the lock on every change and only then (the store-buffer race in the
-//! module docs of `wait`): a waiter joining a non-empty list relies on the
-//! store that raised it, made under the same lock before.
+//! the lock on every change and only then (the store-buffer race of
+//! [`crate::wait`]): a waiter joining a non-empty list relies on the store
+//! that raised it, made under the same lock before.
 
 use std::fmt;
 use std::marker::PhantomPinned;
@@ -56,7 +47,7 @@ use std::pin::Pin;
 use std::ptr::NonNull;
 use std::task::Waker;
 
-use super::{WaitSet, Withdrawn};
+use super::{WaitSet, Withdrawn, up_to};
 use crate::sync::{AtomicBool, Mutex, MutexGuard, Ordering, SeqCst, UnsafeCell};
 use crate::unwind::{Panic, resume};
 
@@ -123,15 +114,13 @@ pub struct QueueNode {
     /// Read and written only with the lock of the queue the node is
     /// registered with (or has been registered with) held.
     inner: UnsafeCell<NodeInner>,
-    /// Raised (release, under the lock) by the party that unlinked the node
-    /// with units in it, after its last touch; see the module docs.
+    /// Raised by the party that unlinked the node with units (module docs).
     handed: AtomicBool,
-    /// Whether the owner is a thread parked until it is woken, which always
-    /// comes back for what it was handed; fixed at construction.
+    /// Whether the owner is a parked thread, which always comes back for
+    /// what it was handed.
     parked: bool,
-    /// Woken without units to look at the channel, and not registered
-    /// since: another such wake adds nothing, as its owner looks if it ever
-    /// comes back.
+    /// Woken without units to look, and not registered since: another such
+    /// wake would add nothing.
     ///
     /// # Safety
     ///
@@ -163,8 +152,8 @@ impl Default for QueueNode {
 }
 
 impl QueueNode {
-    /// The node of a thread parked until woken (a blocking operation), which
-    /// unlike a future always collects a notification handed to it.
+    /// The node of a parked thread (a blocking operation), which unlike a
+    /// future always collects what it is handed.
     ///
     /// # Examples
     ///
@@ -191,9 +180,8 @@ impl fmt::Debug for QueueNode {
     }
 }
 
-// SAFETY: all interior state is guarded by the owning queue's lock; a node
-// holds a `Waker` (Send + Sync) and links to other nodes that are only
-// followed under that lock.
+// SAFETY: the interior is guarded by the queue's lock; a node holds a
+// `Waker` (Send + Sync) and links followed only under that lock.
 unsafe impl Send for QueueNode {}
 // SAFETY: as for `Send`.
 unsafe impl Sync for QueueNode {}
@@ -218,9 +206,8 @@ impl fmt::Debug for Queue {
     }
 }
 
-/// Wakers collected under the lock, run after it is released. Only slots
-/// below `len` are initialised, so the common empty batch costs a word, not
-/// a whole array of `Option<Waker>`.
+/// Wakers collected under the lock, run after it is released; an empty
+/// batch initialises no slot.
 struct WakeBatch {
     /// Slots `woken..len` hold wakers not yet woken; the others are empty.
     wakers: [MaybeUninit<Waker>; WAKE_BATCH],
@@ -243,16 +230,14 @@ impl WakeBatch {
 
     fn push(&mut self, waker: Option<Waker>) {
         if let Some(waker) = waker {
-            // Callers wake a full batch before pushing again; the index
-            // check turns a broken caller into a panic, not an overrun.
+            // Callers wake a full batch first; else the index check panics.
             self.wakers[self.len].write(waker);
             self.len += 1;
         }
     }
 
-    /// Wakes the wakers in push order. Each was handed something, so a
-    /// panic stops none of the others; the first is returned for the caller
-    /// to resume once the queue is consistent again.
+    /// Wakes the wakers in push order; a panic stops none of the others
+    /// (each was handed something), and the first is returned to resume.
     #[inline]
     fn wake(&mut self) -> Option<Panic> {
         if self.woken == self.len {
@@ -261,15 +246,13 @@ impl WakeBatch {
         self.wake_pending()
     }
 
-    /// [`WakeBatch::wake`] with wakers to run: out of line, so that an empty
-    /// batch (every `Drop`, most rounds of a grant) costs a comparison.
+    /// [`WakeBatch::wake`] with wakers to run, out of line.
     #[inline(never)]
     fn wake_pending(&mut self) -> Option<Panic> {
         let mut panic = None;
         while self.woken < self.len {
-            // SAFETY: slots `woken..len` hold wakers written by `push` and
-            // not yet read; moving `woken` past this one first means it is
-            // read exactly once, even if its `wake` unwinds.
+            // SAFETY: slots `woken..len` hold wakers not yet read; `woken`
+            // moves past this one first, so it is read once even on unwind.
             let waker = unsafe { self.wakers[self.woken].assume_init_read() };
             self.woken += 1;
             if let Err(payload) = catch_unwind(AssertUnwindSafe(|| waker.wake())) {
@@ -283,16 +266,15 @@ impl WakeBatch {
 }
 
 impl Drop for WakeBatch {
-    /// Finds wakers left only when user code (a waker's `clone` under the
-    /// lock) unwound: each was handed something, so they are woken, and their
-    /// panics dropped while the first unwinds.
+    /// Wakes what a panic under the lock (a waker's `clone`) left, dropping
+    /// their panics while the first unwinds.
     fn drop(&mut self) {
         drop(self.wake());
     }
 }
 
-/// The interior of `node`, as a raw pointer: every access is a short
-/// place expression, so no two references to one node ever overlap.
+/// The interior of `node`, as a raw pointer, so that references to one
+/// node never overlap.
 fn inner(node: NonNull<QueueNode>) -> *mut NodeInner {
     // SAFETY: `node` points to a live node (callers hold the queue lock and
     // only pass nodes that are pinned and either linked or their own).
@@ -307,8 +289,8 @@ fn checked(node: NonNull<QueueNode>) -> *mut bool {
 
 impl Queue {
     fn lock(&self) -> MutexGuard<'_, List> {
-        // A panic under this lock can only come from a waker's `clone`; the
-        // list is consistent at every such point, so poisoning is ignored.
+        // Only a waker's `clone` panics under the lock, with the list
+        // consistent: poisoning is ignored.
         self.list
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -321,10 +303,9 @@ impl Queue {
         if self.waiting.load(Ordering::Relaxed) != waiting {
             on_change(waiting);
             // ORDERING: SeqCst: the waiter's flag write of the store-buffer
-            // race. An unchanged flag needs no store: the `SeqCst` store
-            // that last wrote it was made under this lock, so it happens
-            // before the caller's re-check, and a notifier whose `SeqCst`
-            // load misses it comes before it in the total order.
+            // race. An unchanged flag needs none: its last `SeqCst` store,
+            // made under this lock, happens before the caller's re-check,
+            // and a notifier's load that misses it comes before it.
             self.waiting.store_sc(waiting);
         }
     }
@@ -336,8 +317,7 @@ impl Queue {
     /// The lock is held (`list` is its guard) and `node` is pinned and idle.
     unsafe fn push_back(list: &mut List, node: NonNull<QueueNode>) {
         let this = inner(node);
-        // SAFETY: the node is valid (pinned by the caller) and we hold the
-        // lock that guards its interior.
+        // SAFETY: the node is pinned by the caller; lock held.
         unsafe {
             (*this).prev = list.tail;
             (*this).next = None;
@@ -358,8 +338,8 @@ impl Queue {
     /// The lock is held and `node` is linked in this list.
     unsafe fn unlink(list: &mut List, node: NonNull<QueueNode>) {
         let this = inner(node);
-        // SAFETY: linked nodes are valid (their futures unlink them before
-        // they are dropped) and we hold the lock.
+        // SAFETY: linked nodes are valid (unlinked before they drop); lock
+        // held.
         let (prev, next) = unsafe { ((*this).prev, (*this).next) };
         match prev {
             // SAFETY: neighbours of a linked node are linked; lock held.
@@ -379,18 +359,15 @@ impl Queue {
         }
     }
 
-    /// Hands an unlinked `node` with units in it to its owner, who may then
-    /// take them without the lock (module docs).
+    /// Hands an unlinked `node` with units to its owner (module docs).
     ///
     /// # Safety
     ///
     /// The lock is held, `node` was unlinked under it with `got > 0`, and
     /// the caller does not touch it afterwards.
     unsafe fn hand(node: NonNull<QueueNode>) {
-        // ORDERING: Release pairs with the owner's Acquire load in
-        // `register`: our writes to the node happen before its reads.
-        // SAFETY: the node is valid (the caller's contract: unlinked just
-        // now, under the lock, so its owner has not dropped it).
+        // ORDERING: Release pairs with the owner's Acquire in `register`.
+        // SAFETY: unlinked just now under the lock, so not yet dropped.
         unsafe { node.as_ref() }
             .handed
             .store_at(true, Ordering::Release);
@@ -398,20 +375,14 @@ impl Queue {
 }
 
 impl Queue {
-    /// Grants units front to back (see [`WaitSet::grant`]). With `check`,
-    /// once a waiter that may never come back for its units (any but a
-    /// parked thread: a future can be forgotten, a stream's registration
-    /// outlives its `next()`) is granted some, the waiters behind it are
-    /// woken without units to look for themselves, up to a parked thread,
-    /// which comes back (or at its deadline passes a notification on:
-    /// [`Withdrawn::woken_to_look`]). Nothing tells which waiters will come
-    /// back, so waking fewer could strand a live one behind stale ones.
-    /// Waiters woken so and not registered since are skipped; a parked
-    /// thread takes at most one value when it looks, so it answers for one
-    /// such grant, and each grant wakes a parked thread of its own.
-    ///
-    /// Wakers run after the lock is released; a panicking one stops neither
-    /// the others nor the round, and the first panic is resumed at the end.
+    /// Grants units front to back ([`WaitSet::grant`]). With `check`, once
+    /// a waiter that may never come back (any but a parked thread: a future
+    /// can be forgotten) is granted some, the waiters behind it are woken
+    /// without units to look, up to a parked thread, which comes back or
+    /// passes a notification on ([`Withdrawn::woken_to_look`]); it takes at
+    /// most one value, so each such grant wakes a parked thread of its own.
+    /// Waiters woken so and not registered since are skipped. The first
+    /// panic of a waker is resumed at the end.
     fn grant_from_front(
         &self,
         mut acquire: impl FnMut(usize) -> usize,
@@ -433,8 +404,8 @@ impl Queue {
                     break;
                 };
                 let complete = {
-                    // SAFETY: linked nodes are valid; we hold the lock, and
-                    // this is the only reference to the node in the block.
+                    // SAFETY: linked, so valid; lock held; the only
+                    // reference in the block.
                     let inner = unsafe { &mut *inner(front) };
                     let want = inner.need - inner.got;
                     let taken = acquire(want);
@@ -451,16 +422,15 @@ impl Queue {
                 }
                 // SAFETY: lock held; `front` is linked.
                 unsafe { Self::unlink(&mut list, front) };
-                // SAFETY: lock held; the node stays valid until its owner
-                // takes its grant, which `hand` allows only after this.
+                // SAFETY: lock held; valid until its owner takes the grant,
+                // which `hand` allows only after this.
                 batch.push(unsafe { (*inner(front)).waker.take() });
                 // SAFETY: lock held; unlinked just now with `got == need > 0`,
                 // and not touched again here.
                 unsafe { Self::hand(front) };
             }
-            // Wake, mark and leave queued the waiters behind one that may
-            // not come back. A full batch stops the walk; the next round
-            // restarts it from the front, skipping the marked ones.
+            // Wake and mark the waiters behind one that may not come back;
+            // after a full batch the next round restarts from the front.
             let mut behind = if unanswered > 0 { list.head } else { None };
             while let Some(node) = behind {
                 if batch.is_full() {
@@ -468,14 +438,11 @@ impl Queue {
                 }
                 // SAFETY: lock held; `node` is linked, hence valid.
                 let parked = unsafe { node.as_ref() }.parked;
-                // Cloning a waker below is user code: if it unwinds, the node
-                // stays unmarked, the batch's `Drop` still wakes what it
-                // holds, and the list is consistent.
-                // SAFETY: as above, and this is the only reference to the
-                // node's interior in the block.
+                // A waker's `clone` that unwinds leaves the node unmarked
+                // and the list consistent.
+                // SAFETY: as above; the only reference to the interior.
                 let inner = unsafe { &mut *inner(node) };
-                // SAFETY: lock held; `node` is linked, and this is the only
-                // reference to its mark.
+                // SAFETY: as above; the only reference to its mark.
                 let checked = unsafe { &mut *checked(node) };
                 if !*checked {
                     let waker = inner.waker.clone();
@@ -515,10 +482,9 @@ fn once(on_change: impl FnOnce(bool)) -> impl FnMut(bool) {
     }
 }
 
-// SAFETY: when `register` returns with the node queued, the flag is up, and
-// the SeqCst store that raised it (under the lock) happens before the return;
-// grants go front to back and are only taken back through `cancel`, which
-// returns them.
+// SAFETY: a node `register` leaves queued has the flag up, raised by a
+// SeqCst store under the lock; grants go front to back and only `cancel`,
+// which returns them, takes them back.
 unsafe impl WaitSet for Queue {
     type Node = QueueNode;
 
@@ -535,17 +501,13 @@ unsafe impl WaitSet for Queue {
         on_change: impl FnOnce(bool),
     ) -> usize {
         let ptr = NonNull::from(node.get_ref());
-        // ORDERING: Acquire pairs with the Release store in `hand`: the
-        // unlinking party's writes to the node, and its last touch of it,
-        // happen before what follows.
+        // ORDERING: Acquire pairs with the Release store in `hand`.
         if node.handed.load(Ordering::Acquire) {
-            // ORDERING: Relaxed; only the owner reads the flag while the node
-            // is unlinked, and the next raise comes after the owner's next
+            // ORDERING: Relaxed; the next raise follows the owner's next
             // lock, which orders this store before it.
             node.handed.store_at(false, Ordering::Relaxed);
-            // SAFETY: the node is unlinked and was handed to us (the flag):
-            // no other party touches it until we link it again, which takes
-            // the lock.
+            // SAFETY: handed to us: nobody else touches it until we link it
+            // again, under the lock.
             let inner = unsafe { &mut *inner(ptr) };
             debug_assert!(inner.waker.is_none(), "the granter took the waker");
             return std::mem::take(&mut inner.got);
@@ -553,9 +515,8 @@ unsafe impl WaitSet for Queue {
         let mut on_change = once(on_change);
         let mut list = self.lock();
         let (stale, granted, idle) = {
-            // SAFETY: we hold the lock guarding the node's interior, the node
-            // is pinned by the caller, and this is the only reference to it
-            // until the end of the block.
+            // SAFETY: lock held; pinned by the caller; the only reference in
+            // the block.
             let inner = unsafe { &mut *inner(ptr) };
             if inner.linked {
                 // SAFETY: as for `inner`; the only reference to the mark.
@@ -567,8 +528,7 @@ unsafe impl WaitSet for Queue {
                 (stale, 0, false)
             } else if inner.got > 0 {
                 // Handed to us since the look above.
-                // ORDERING: Relaxed; under the lock, which orders it against
-                // the next raise.
+                // ORDERING: Relaxed; the lock orders it before the next raise.
                 node.handed.store_at(false, Ordering::Relaxed);
                 (inner.waker.take(), std::mem::take(&mut inner.got), false)
             } else {
@@ -600,13 +560,7 @@ unsafe impl WaitSet for Queue {
     }
 
     fn notify(&self, units: usize) {
-        let mut units = units;
-        let acquire = move |want: usize| {
-            let take = want.min(units);
-            units -= take;
-            take
-        };
-        self.grant_from_front(acquire, |_| (), true);
+        self.grant_from_front(up_to(units), |_| (), true);
     }
 
     fn wake_all(&self, on_change: impl FnOnce(bool)) {
@@ -648,8 +602,6 @@ unsafe impl WaitSet for Queue {
         let mut woken_to_look = false;
         // SAFETY: lock held; the node is pinned by the caller.
         if unsafe { (*inner(ptr)).linked } {
-            // A parked thread still waiting with the mark: woken to look and
-            // not registered since.
             // SAFETY: lock held; the only reference to the node's mark.
             woken_to_look = node.parked && std::mem::take(unsafe { &mut *checked(ptr) });
             // SAFETY: lock held; the node is linked in this list.
@@ -661,12 +613,10 @@ unsafe impl WaitSet for Queue {
             let inner = unsafe { &mut *inner(ptr) };
             (std::mem::take(&mut inner.got), inner.waker.take())
         };
-        // ORDERING: Relaxed; under the lock, which orders it against the
-        // next raise; the units it announced were taken just above.
+        // ORDERING: Relaxed; the lock orders it before the next raise.
         node.handed.store_at(false, Ordering::Relaxed);
         drop(list);
-        // The waker is dropped with the result, after the caller has dealt
-        // with the units (not under the lock either).
+        // The waker drops with the result, after the caller passed the units.
         Withdrawn {
             units: got,
             waker,
