@@ -764,10 +764,10 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
                 });
             }
             let next_lap = writable(head + Self::CAP64);
-            if let Some(current) = self
-                .cursors
-                .consumers
-                .taken(&self.cursors.head.word, stamp, next_lap)
+            if let Some(current) =
+                self.cursors
+                    .consumers
+                    .taken(&self.cursors.head.word, stamp, next_lap)
             {
                 head = current;
                 continue;
