@@ -205,7 +205,7 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     ///
     /// As for [`Storage::front`].
     #[doc(hidden)]
-    #[inline(always)]
+    #[inline]
     unsafe fn try_front(&self, cursor: &mut Self::Cursor) -> Result<Self::Front, PopError> {
         // SAFETY: forwarded from the caller.
         unsafe { self.front(cursor) }

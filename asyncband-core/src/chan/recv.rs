@@ -10,7 +10,7 @@ use super::{Chan, ClosingNode, Recv, RxNode, many};
 use crate::error::{RecvError, RecvTimeoutError, TryRecvError};
 use crate::slot::is_large;
 use crate::storage::{PopError, Storage};
-use crate::wait::{BUSY_POLL_SPINS, BUSY_TRY_SPINS, Wait, WaitSet, block_on, spin_hint};
+use crate::wait::{BUSY_POLL_SPINS, Wait, WaitSet, block_on, spin_hint};
 
 impl<S: Storage> Chan<S> {
     /// After a push: wakes one waiting receiver.
@@ -150,14 +150,11 @@ impl<S: Storage> Chan<S> {
         if !unsafe { self.storage.published_behind(cursor) } {
             return Err(TryRecvError::Empty);
         }
-        let mut spins = 0;
+        // A completed send waits behind the write: spin, as crossbeam does.
+        // A yield here would hand the core to senders that, on a full
+        // channel, can only spin on it for their whole time slice.
         loop {
-            spins += 1;
-            if spins <= BUSY_TRY_SPINS || !S::Wait::PARKS {
-                spin_hint();
-            } else {
-                crate::sync::thread::yield_now();
-            }
+            spin_hint();
             // SAFETY: forwarded from the caller.
             match unsafe { self.storage.try_front(cursor) } {
                 // SAFETY: forwarded from the caller; `front` came from this

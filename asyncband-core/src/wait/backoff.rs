@@ -43,9 +43,6 @@ pub(crate) fn spin_hint() {
 /// Spins of a [`pause`] before it yields.
 const PAUSE_SPINS: u32 = if cfg!(asyncband_loom) { 1 } else { 64 };
 
-/// `try_recv`'s re-checks of a value still being written before it yields.
-pub(crate) const BUSY_TRY_SPINS: u32 = if cfg!(asyncband_loom) { 1 } else { 128 };
-
 /// A receive future's spins on a value still being written before it yields
 /// the thread, then the task.
 pub(crate) const BUSY_POLL_SPINS: u32 = if cfg!(asyncband_loom) { 2 } else { 64 };

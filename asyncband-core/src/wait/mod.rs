@@ -48,7 +48,7 @@ use crate::unwind::resume;
 
 #[doc(hidden)]
 pub use backoff::ReceiveWaits;
-pub(crate) use backoff::{BUSY_POLL_SPINS, BUSY_TRY_SPINS, Latch, pause, spin_hint};
+pub(crate) use backoff::{BUSY_POLL_SPINS, Latch, pause, spin_hint};
 pub use backoff::{Backoff, YIELDS, block_on, oversubscribed_now};
 pub use cell::Cell;
 #[doc(hidden)]
