@@ -51,13 +51,14 @@ taken while something else runs is noise.";
 const CHEAP_CELL: Duration = Duration::from_secs(2);
 
 /// The peers' crates, as `Cargo.lock` names them, for the version stamp.
-const PEER_CRATES: [&str; 7] = [
+const PEER_CRATES: [&str; 8] = [
     "tokio",
     "crossbeam-channel",
     "async-channel",
     "flume",
     "kanal",
     "thingbuf",
+    "rapidfire",
     "rtrb",
 ];
 
@@ -390,8 +391,13 @@ fn same_contract_cell(id: &str) -> bool {
 }
 
 /// The peers that keep asyncband's contract in a capacity-1 task cell.
+/// rapidfire does: its send future holds the value until it is in the
+/// channel and drops it with the future.
 fn same_contract(implementation: &str) -> bool {
-    matches!(implementation, "Tokio" | "AsyncChannel" | "Thingbuf")
+    matches!(
+        implementation,
+        "Tokio" | "AsyncChannel" | "Thingbuf" | "RapidfireMpsc"
+    )
 }
 
 /// Lists the divan entries of `binary` (from its `--list` tree) and groups
@@ -740,6 +746,8 @@ fn display_name(marker: &str) -> String {
         "Kanal" => "kanal",
         "Thingbuf" => "thingbuf",
         "StdMpsc" => "std mpsc",
+        "Rapidfire" => "rapidfire",
+        "RapidfireMpsc" => "rapidfire mpsc",
         "Rtrb" => "rtrb",
         other => other,
     }
@@ -948,7 +956,7 @@ fn render_results(
         "Figures are ns per message (per round trip for ping-pong): for each implementation, the median over its processes of divan's \
          median, with the spread (lowest–highest process) beside it. Ratios compare medians: asyncband ÷ the fastest peer in the same \
          cell, below 1 meaning asyncband is faster. The peers are the channel crates; rtrb, a ring buffer that cannot wait, \
-         is shown as the floor and compared only where the bar names it (SPSC streaming between threads, ≤ 1.2 × rtrb). In the capacity-1 task cells the best peer is the fastest of tokio, async-channel and thingbuf, the peers that keep asyncband's contract (a dropped send sent nothing; queued values never exceed the bound); kanal and flume are shown but not compared there. The summary's latency rows (cell 9) compare one percentile of one-way latency \
+         is shown as the floor and compared only where the bar names it (SPSC streaming between threads, ≤ 1.2 × rtrb). In the capacity-1 task cells the best peer is the fastest of tokio, async-channel, thingbuf and rapidfire, the peers that keep asyncband's contract (a dropped send sent nothing; queued values never exceed the bound); kanal and flume are shown but not compared there. The summary's latency rows (cell 9) compare one percentile of one-way latency \
          the same way, asyncband with the barrier as the kernel offers it. These machines are small and noisy; quote ratios, not absolute times.\n"
     );
 
