@@ -249,7 +249,7 @@ fn round_trips<
 macro_rules! to_one_bounded_1024 {
     ($($name:ident: $wait:ty, $producers:literal, [$($types:ty),*];)*) => {$(
         #[doc = concat!(stringify!($producers), " producers → 1 consumer, bounded 1024, waiting as [`", stringify!($wait), "`] does.")]
-        #[divan::bench(types = [$($types),*], sample_size = 1, sample_count = 10)]
+        #[divan::bench(types = [$($types),*], sample_size = 1, sample_count = 20)]
         fn $name<C: SyncBounded<u64, 1024, Tx: Clone>>(bencher: Bencher) {
             to_one::<$wait, u64, _, _>(bencher, $producers, MESSAGES, C::channel);
         }
@@ -269,7 +269,7 @@ to_one_bounded_1024! {
 #[divan::bench(
     types = [AsyncbandMpmc, Crossbeam, AsyncChannel, Flume, Kanal, Rapidfire],
     sample_size = 1,
-    sample_count = 10,
+    sample_count = 20,
 )]
 fn mpmc_try_4p4c_1024<C: SyncBounded<u64, 1024, Tx: Clone, Rx: Clone>>(bencher: Bencher) {
     many_to_many::<Spin, _, _>(bencher, 4, 4, C::channel);
@@ -279,7 +279,7 @@ fn mpmc_try_4p4c_1024<C: SyncBounded<u64, 1024, Tx: Clone, Rx: Clone>>(bencher: 
 #[divan::bench(
     types = [AsyncbandMpmc, Crossbeam, AsyncChannel, Flume, Kanal],
     sample_size = 1,
-    sample_count = 10,
+    sample_count = 20,
 )]
 fn mpmc_blocking_4p4c_1024<C: SyncBounded<u64, 1024, Tx: Clone, Rx: Clone>>(bencher: Bencher) {
     many_to_many::<Block, _, _>(bencher, 4, 4, C::channel);
@@ -290,7 +290,7 @@ fn mpmc_blocking_4p4c_1024<C: SyncBounded<u64, 1024, Tx: Clone, Rx: Clone>>(benc
 #[divan::bench(
     types = [AsyncbandMpmc, Crossbeam, AsyncChannel, Flume, Kanal],
     sample_size = 1,
-    sample_count = 10,
+    sample_count = 20,
 )]
 fn mpmc_blocking_2p4c_1024<C: SyncBounded<u64, 1024, Tx: Clone, Rx: Clone>>(bencher: Bencher) {
     many_to_many::<Block, _, _>(bencher, 2, 4, C::channel);
@@ -304,7 +304,7 @@ macro_rules! two_readers_try_4096 {
         #[divan::bench(
             types = [AsyncbandMpsc, Tokio, Crossbeam, AsyncChannel, Flume, Kanal, Thingbuf, StdMpsc, RapidfireMpsc],
             sample_size = 1,
-            sample_count = 10,
+            sample_count = 20,
         )]
         fn $name<C: SyncBounded<$payload, 4096, Tx: Clone>>(bencher: Bencher) {
             to_one::<Spin, $payload, _, _>(bencher, 2, MESSAGES, C::channel);
@@ -322,7 +322,7 @@ two_readers_try_4096! {
 #[divan::bench(
     types = [AsyncbandMpsc, Tokio, Crossbeam, AsyncChannel, Flume, Kanal, StdMpsc, RapidfireMpsc],
     sample_size = 1,
-    sample_count = 10,
+    sample_count = 20,
 )]
 fn collector_try_40p_unbounded<C: SyncUnbounded<u64, Tx: Clone>>(bencher: Bencher) {
     to_one::<Spin, u64, _, _>(
@@ -338,7 +338,7 @@ fn collector_try_40p_unbounded<C: SyncUnbounded<u64, Tx: Clone>>(bencher: Benche
 #[divan::bench(
     types = [AsyncbandSpsc, Rtrb, Tokio, Crossbeam, AsyncChannel, Flume, Kanal, Thingbuf, StdMpsc, RapidfireMpsc],
     sample_size = 1,
-    sample_count = 10,
+    sample_count = 20,
 )]
 fn round_trip_try_4096<C: SyncBounded<Bytes<64>, 4096>>(bencher: Bencher) {
     round_trips::<Bytes<64>, _, _>(bencher, C::channel);
