@@ -9,6 +9,8 @@
 //!   `units` counts the allocations of the burst's last allocation size that
 //!   are still live after the drain: for block lists (asyncband, tokio,
 //!   crossbeam, async-channel, std) that is the number of blocks retained.
+//!   rapidfire keeps every block until the channel is dropped, so its
+//!   drained figure is its peak.
 //!
 //! Everything runs on one thread, so the counts are exact and repeatable.
 //! Output: one line per implementation, whitespace-separated, lines starting
@@ -24,8 +26,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use peers::{
-    AsyncChannel, AsyncbandMpmc, AsyncbandMpsc, AsyncbandSpsc, Crossbeam, Flume, Kanal, Rtrb,
-    StdMpsc, SyncBounded, SyncUnbounded, Thingbuf, Tokio, TryRecv, TrySend,
+    AsyncChannel, AsyncbandMpmc, AsyncbandMpsc, AsyncbandSpsc, Crossbeam, Flume, Kanal, Rapidfire,
+    RapidfireMpsc, Rtrb, StdMpsc, SyncBounded, SyncUnbounded, Thingbuf, Tokio, TryRecv, TrySend,
 };
 
 /// Capacity of the bounded channels measured.
@@ -220,6 +222,8 @@ fn main() {
     print_bounded::<Kanal>("Kanal");
     print_bounded::<Thingbuf>("Thingbuf");
     print_bounded::<StdMpsc>("StdMpsc");
+    print_bounded::<RapidfireMpsc>("RapidfireMpsc");
+    print_bounded::<Rapidfire>("Rapidfire");
 
     println!(
         "# cell        implementation    created_bytes   peak_bytes drained_bytes units unit_bytes"
@@ -233,4 +237,6 @@ fn main() {
     print_unbounded::<Flume>("Flume");
     print_unbounded::<Kanal>("Kanal");
     print_unbounded::<StdMpsc>("StdMpsc");
+    print_unbounded::<RapidfireMpsc>("RapidfireMpsc");
+    print_unbounded::<Rapidfire>("Rapidfire");
 }

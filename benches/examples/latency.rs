@@ -68,8 +68,8 @@ use std::time::{Duration, Instant};
 use asyncband_benches::{InOrder, Payload};
 use peers::{
     AsyncBounded, AsyncChannel, AsyncbandMpsc, AsyncbandSpsc, Crossbeam, Flume, Kanal, Outcome,
-    RecvAsync, RecvBlocking, Rtrb, SendAsync, SendBlocking, StdMpsc, SyncBounded, Thingbuf, Tokio,
-    fan_out,
+    RapidfireMpsc, RecvAsync, RecvBlocking, Rtrb, SendAsync, SendBlocking, StdMpsc, SyncBounded,
+    Thingbuf, Tokio, fan_out,
 };
 use tokio::runtime::{Builder, Runtime};
 
@@ -365,11 +365,27 @@ fn entries() -> Vec<Entry> {
     ));
     all.extend(cell!(
         tokio_spsc,
-        [AsyncbandSpsc, Tokio, AsyncChannel, Flume, Kanal, Thingbuf]
+        [
+            AsyncbandSpsc,
+            Tokio,
+            AsyncChannel,
+            Flume,
+            Kanal,
+            Thingbuf,
+            RapidfireMpsc
+        ]
     ));
     all.extend(cell!(
         tokio_mpsc,
-        [AsyncbandMpsc, Tokio, AsyncChannel, Flume, Kanal, Thingbuf]
+        [
+            AsyncbandMpsc,
+            Tokio,
+            AsyncChannel,
+            Flume,
+            Kanal,
+            Thingbuf,
+            RapidfireMpsc
+        ]
     ));
     all.extend(cell!(
         bursts,

@@ -31,6 +31,7 @@ mod asyncband;
 mod crossbeam;
 mod flume;
 mod kanal;
+mod rapidfire;
 mod rtrb;
 mod std_mpsc;
 mod thingbuf;
@@ -43,6 +44,7 @@ pub use self::asyncband::{AsyncbandMpmc, AsyncbandMpsc, AsyncbandSpsc};
 pub use self::crossbeam::Crossbeam;
 pub use self::flume::Flume;
 pub use self::kanal::Kanal;
+pub use self::rapidfire::{Rapidfire, RapidfireMpsc};
 pub use self::rtrb::Rtrb;
 pub use self::std_mpsc::StdMpsc;
 pub use self::thingbuf::Thingbuf;
@@ -64,8 +66,8 @@ pub trait TryRecv<T> {
 
 /// Sends from a thread, waiting for room.
 pub trait SendBlocking<T>: Send {
-    /// Sends `value`, parking (or, for rtrb, spinning) while the channel is
-    /// full.
+    /// Sends `value`, parking (or, for rtrb and rapidfire, which cannot
+    /// wait on a thread, spinning) while the channel is full.
     ///
     /// Panics if the channel is disconnected: no workload lets that happen.
     fn send_blocking(&mut self, value: T);

@@ -65,58 +65,68 @@ impl Payload for u64 {
     }
 }
 
-/// A 1 KiB payload: a `[u8; 1024]` whose first 16 bytes hold the producer and
-/// the sequence number.
+/// A payload of `N` bytes (at least 16): the producer and the sequence
+/// number in the first 16, little-endian, zeros after them.
 ///
-/// A newtype only because `[u8; 1024]` has no `Default`, which thingbuf needs.
+/// A newtype only because an array of more than 32 bytes has no `Default`,
+/// which thingbuf needs.
 #[derive(Clone, Copy)]
 #[repr(transparent)]
-pub struct Kib(pub [u8; 1024]);
+pub struct Bytes<const N: usize>(pub [u8; N]);
 
-impl Default for Kib {
+/// The 1 KiB payload.
+pub type Kib = Bytes<1024>;
+
+impl<const N: usize> Default for Bytes<N> {
     fn default() -> Self {
-        Self([0; 1024])
+        Self([0; N])
     }
 }
 
-impl std::fmt::Debug for Kib {
+impl<const N: usize> std::fmt::Debug for Bytes<N> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Kib")
+        f.debug_struct("Bytes")
+            .field("len", &N)
             .field("producer", &self.producer())
             .field("seq", &self.seq())
             .finish()
     }
 }
 
-impl Payload for Kib {
+impl<const N: usize> Bytes<N> {
+    /// The little-endian word at bytes `at..at + 8`.
+    #[inline]
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "the word was written from a `usize` by `stamped`"
+    )]
+    fn word(&self, at: usize) -> usize {
+        let mut word = [0; 8];
+        word.copy_from_slice(&self.0[at..at + 8]);
+        u64::from_le_bytes(word) as usize
+    }
+}
+
+impl<const N: usize> Payload for Bytes<N> {
     #[inline]
     fn stamped(producer: usize, seq: usize) -> Self {
-        let mut bytes = [0; 1024];
+        const {
+            assert!(N >= 16, "the producer and sequence take 16 bytes");
+        }
+        let mut bytes = [0; N];
         bytes[..8].copy_from_slice(&(producer as u64).to_le_bytes());
         bytes[8..16].copy_from_slice(&(seq as u64).to_le_bytes());
         Self(bytes)
     }
 
     #[inline]
-    #[allow(
-        clippy::cast_possible_truncation,
-        reason = "the word was written from a `usize` by `stamped`"
-    )]
     fn producer(&self) -> usize {
-        let mut word = [0; 8];
-        word.copy_from_slice(&self.0[..8]);
-        u64::from_le_bytes(word) as usize
+        self.word(0)
     }
 
     #[inline]
-    #[allow(
-        clippy::cast_possible_truncation,
-        reason = "the word was written from a `usize` by `stamped`"
-    )]
     fn seq(&self) -> usize {
-        let mut word = [0; 8];
-        word.copy_from_slice(&self.0[8..16]);
-        u64::from_le_bytes(word) as usize
+        self.word(8)
     }
 }
 
@@ -298,6 +308,8 @@ mod tests {
         assert_eq!((word.producer(), word.seq()), (3, 77));
         let kib = Kib::stamped(3, 77);
         assert_eq!((kib.producer(), kib.seq()), (3, 77));
+        let line = Bytes::<64>::stamped(3, 77);
+        assert_eq!((line.producer(), line.seq()), (3, 77));
     }
 
     #[test]

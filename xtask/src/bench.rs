@@ -2,7 +2,7 @@
 //! writes `benches/RESULTS.md` and `benches/ratios.svg`.
 //!
 //! The suite is two bench binaries of `asyncband-benches`: `channels` (divan,
-//! cells 1 to 7), `memory` (an allocation counter, cell 8), and the
+//! cells 1 to 7 and 10), `memory` (an allocation counter, cell 8), and the
 //! `latency` example (cell 9, see [`latency`]). This task
 //! builds them once, lists the divan entries, and then, run after run, runs
 //! each entry in its own process, cell by cell, rotating the order of the
@@ -51,13 +51,14 @@ taken while something else runs is noise.";
 const CHEAP_CELL: Duration = Duration::from_secs(2);
 
 /// The peers' crates, as `Cargo.lock` names them, for the version stamp.
-const PEER_CRATES: [&str; 7] = [
+const PEER_CRATES: [&str; 8] = [
     "tokio",
     "crossbeam-channel",
     "async-channel",
     "flume",
     "kanal",
     "thingbuf",
+    "rapidfire",
     "rtrb",
 ];
 
@@ -390,8 +391,13 @@ fn same_contract_cell(id: &str) -> bool {
 }
 
 /// The peers that keep asyncband's contract in a capacity-1 task cell.
+/// rapidfire does: its send future holds the value until it is in the
+/// channel and drops it with the future.
 fn same_contract(implementation: &str) -> bool {
-    matches!(implementation, "Tokio" | "AsyncChannel" | "Thingbuf")
+    matches!(
+        implementation,
+        "Tokio" | "AsyncChannel" | "Thingbuf" | "RapidfireMpsc"
+    )
 }
 
 /// Lists the divan entries of `binary` (from its `--list` tree) and groups
@@ -454,26 +460,41 @@ fn list_cells(binary: &Path, filters: &[String]) -> Result<Vec<Cell>, String> {
     Ok(cells)
 }
 
-/// The top-level modules of the `channels` bench, in the issue's order.
-const GROUPS: [(&str, &str); 7] = [
-    ("one_thread", "One thread: `try_send` then `try_recv`"),
-    ("ready_path", "Async ready path, no runtime"),
-    ("threads", "Threads, blocking API"),
-    ("tokio_runtime", "tokio runtimes"),
-    ("payload_1k", "1 KiB payloads, two tokio workers"),
+/// The top-level modules of the `channels` bench with their cell numbers,
+/// in the issue's order (cells 8 and 9, memory and latency, are binaries of
+/// their own).
+const GROUPS: [(usize, &str, &str); 8] = [
+    (1, "one_thread", "One thread: `try_send` then `try_recv`"),
+    (2, "ready_path", "Async ready path, no runtime"),
+    (3, "threads", "Threads, blocking API"),
+    (4, "tokio_runtime", "tokio runtimes"),
+    (5, "payload_1k", "1 KiB payloads, two tokio workers"),
     (
+        6,
         "reserve",
         "Reservation: `reserve` + `Permit::send` + `recv`",
     ),
-    ("select", "Select over two receivers, one idle, two threads"),
+    (
+        7,
+        "select",
+        "Select over two receivers, one idle, two threads",
+    ),
+    (
+        10,
+        "oversubscribed",
+        "Oversubscribed: rapidfire's shapes, more threads than cores",
+    ),
 ];
 
-/// The cell number (from 1) and heading of a top-level module.
+/// The memory cell's number.
+const MEMORY_CELL: usize = 8;
+
+/// The cell number and heading of a top-level module.
 fn group_of(module: &str) -> Option<(usize, &'static str)> {
     GROUPS
         .iter()
-        .position(|(name, _)| *name == module)
-        .map(|i| (i + 1, GROUPS[i].1))
+        .find(|(_, name, _)| *name == module)
+        .map(|&(number, _, heading)| (number, heading))
 }
 
 /// The root-to-leaf paths of the tree divan prints for `--list`.
@@ -740,6 +761,8 @@ fn display_name(marker: &str) -> String {
         "Kanal" => "kanal",
         "Thingbuf" => "thingbuf",
         "StdMpsc" => "std mpsc",
+        "Rapidfire" => "rapidfire",
+        "RapidfireMpsc" => "rapidfire mpsc",
         "Rtrb" => "rtrb",
         other => other,
     }
@@ -945,10 +968,10 @@ fn render_results(
     );
     let _ = writeln!(
         w,
-        "Figures are ns per message (per round trip for ping-pong): for each implementation, the median over its processes of divan's \
+        "Figures are ns per message (per round trip for ping-pong and the round-trip cells): for each implementation, the median over its processes of divan's \
          median, with the spread (lowest–highest process) beside it. Ratios compare medians: asyncband ÷ the fastest peer in the same \
          cell, below 1 meaning asyncband is faster. The peers are the channel crates; rtrb, a ring buffer that cannot wait, \
-         is shown as the floor and compared only where the bar names it (SPSC streaming between threads, ≤ 1.2 × rtrb). In the capacity-1 task cells the best peer is the fastest of tokio, async-channel and thingbuf, the peers that keep asyncband's contract (a dropped send sent nothing; queued values never exceed the bound); kanal and flume are shown but not compared there. The summary's latency rows (cell 9) compare one percentile of one-way latency \
+         is shown as the floor and compared only where the bar names it (SPSC streaming between threads, ≤ 1.2 × rtrb). In the capacity-1 task cells the best peer is the fastest of tokio, async-channel, thingbuf and rapidfire, the peers that keep asyncband's contract (a dropped send sent nothing; queued values never exceed the bound); kanal and flume are shown but not compared there. The summary's latency rows (cell 9) compare one percentile of one-way latency \
          the same way, asyncband with the barrier as the kernel offers it. These machines are small and noisy; quote ratios, not absolute times.\n"
     );
 
@@ -1052,7 +1075,7 @@ fn render_results(
 }
 
 fn render_memory(w: &mut String, memory: &Memory) {
-    let _ = writeln!(w, "### {}. Memory\n", GROUPS.len() + 1);
+    let _ = writeln!(w, "### {MEMORY_CELL}. Memory\n");
     let _ = writeln!(
         w,
         "Live heap bytes counted by a global allocator (`benches/benches/memory.rs`), `u64` payloads, one thread; exact, not sampled.\n"

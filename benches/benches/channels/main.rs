@@ -1,5 +1,6 @@
-//! Cells 1 to 7 of the suite (cell 8, memory, is its own binary): asyncband and its peers, side by side, in one
-//! binary. See `benches/README.md` for what each cell measures.
+//! Cells 1 to 7 and 10 of the suite (cell 8, memory, is its own binary;
+//! cell 9, latency, an example): asyncband and its peers, side by side, in
+//! one binary. See `benches/README.md` for what each cell measures.
 //!
 //! Every bench counts items, so divan reports a throughput from which
 //! `cargo x bench-report` takes the time per message (or per round trip).
@@ -10,6 +11,7 @@
 mod peers;
 
 mod one_thread;
+mod oversubscribed;
 mod payload_1k;
 mod ready_path;
 mod reserve;

@@ -91,16 +91,16 @@ macro_rules! topology {
 
 topology!(
     spsc,
-    bounded: [AsyncbandSpsc, Rtrb, Tokio, Crossbeam, AsyncChannel, Flume, Kanal, Thingbuf, StdMpsc],
-    unbounded: [AsyncbandSpsc, Tokio, Crossbeam, AsyncChannel, Flume, Kanal, StdMpsc]
+    bounded: [AsyncbandSpsc, Rtrb, Tokio, Crossbeam, AsyncChannel, Flume, Kanal, Thingbuf, StdMpsc, RapidfireMpsc],
+    unbounded: [AsyncbandSpsc, Tokio, Crossbeam, AsyncChannel, Flume, Kanal, StdMpsc, RapidfireMpsc]
 );
 topology!(
     mpsc,
-    bounded: [AsyncbandMpsc, Tokio, Crossbeam, AsyncChannel, Flume, Kanal, Thingbuf, StdMpsc],
-    unbounded: [AsyncbandMpsc, Tokio, Crossbeam, AsyncChannel, Flume, Kanal, StdMpsc]
+    bounded: [AsyncbandMpsc, Tokio, Crossbeam, AsyncChannel, Flume, Kanal, Thingbuf, StdMpsc, RapidfireMpsc],
+    unbounded: [AsyncbandMpsc, Tokio, Crossbeam, AsyncChannel, Flume, Kanal, StdMpsc, RapidfireMpsc]
 );
 topology!(
     mpmc,
-    bounded: [AsyncbandMpmc, Crossbeam, AsyncChannel, Flume, Kanal],
-    unbounded: [AsyncbandMpmc, Crossbeam, AsyncChannel, Flume, Kanal]
+    bounded: [AsyncbandMpmc, Crossbeam, AsyncChannel, Flume, Kanal, Rapidfire],
+    unbounded: [AsyncbandMpmc, Crossbeam, AsyncChannel, Flume, Kanal, Rapidfire]
 );

@@ -13,7 +13,7 @@ use crate::peers::*;
 use crate::tasks::{self, BySend};
 
 #[divan::bench(
-    types = [AsyncbandSpsc, Tokio, AsyncChannel, Flume, Kanal, Thingbuf],
+    types = [AsyncbandSpsc, Tokio, AsyncChannel, Flume, Kanal, Thingbuf, RapidfireMpsc],
     sample_size = 1,
     sample_count = 40,
 )]
@@ -26,7 +26,7 @@ fn workers_2_p1<C: AsyncBounded<Kib, 64>>(bencher: Bencher) {
 }
 
 #[divan::bench(
-    types = [AsyncbandMpsc, Tokio, AsyncChannel, Flume, Kanal, Thingbuf],
+    types = [AsyncbandMpsc, Tokio, AsyncChannel, Flume, Kanal, Thingbuf, RapidfireMpsc],
     sample_size = 1,
     sample_count = 40,
 )]

@@ -72,16 +72,16 @@ macro_rules! topology {
 
 topology!(
     spsc,
-    bounded: [AsyncbandSpsc, Tokio, AsyncChannel, Flume, Kanal, Thingbuf],
-    unbounded: [AsyncbandSpsc, Tokio, AsyncChannel, Flume, Kanal]
+    bounded: [AsyncbandSpsc, Tokio, AsyncChannel, Flume, Kanal, Thingbuf, RapidfireMpsc],
+    unbounded: [AsyncbandSpsc, Tokio, AsyncChannel, Flume, Kanal, RapidfireMpsc]
 );
 topology!(
     mpsc,
-    bounded: [AsyncbandMpsc, Tokio, AsyncChannel, Flume, Kanal, Thingbuf],
-    unbounded: [AsyncbandMpsc, Tokio, AsyncChannel, Flume, Kanal]
+    bounded: [AsyncbandMpsc, Tokio, AsyncChannel, Flume, Kanal, Thingbuf, RapidfireMpsc],
+    unbounded: [AsyncbandMpsc, Tokio, AsyncChannel, Flume, Kanal, RapidfireMpsc]
 );
 topology!(
     mpmc,
-    bounded: [AsyncbandMpmc, AsyncChannel, Flume, Kanal],
-    unbounded: [AsyncbandMpmc, AsyncChannel, Flume, Kanal]
+    bounded: [AsyncbandMpmc, AsyncChannel, Flume, Kanal, Rapidfire],
+    unbounded: [AsyncbandMpmc, AsyncChannel, Flume, Kanal, Rapidfire]
 );

@@ -77,18 +77,31 @@ impl<T: Payload, Tx: ReserveAsync<T> + 'static> Produce<T> for ByReserve<Tx> {
     }
 }
 
-/// Benches producer tasks → one consumer task on `runtime`.
+/// Benches producer tasks → one consumer task on `runtime`, [`MESSAGES`]
+/// messages in all.
 pub fn to_one<T: Payload, P: Produce<T>, Rx: RecvAsync<T> + 'static>(
     bencher: Bencher,
     runtime: &Runtime,
     make: impl Fn() -> (Vec<P>, Rx) + Sync,
 ) {
+    to_one_of(bencher, runtime, MESSAGES, make);
+}
+
+/// Benches producer tasks → one consumer task on `runtime`, `messages`
+/// messages in all (a multiple of the number of producers).
+pub fn to_one_of<T: Payload, P: Produce<T>, Rx: RecvAsync<T> + 'static>(
+    bencher: Bencher,
+    runtime: &Runtime,
+    messages: usize,
+    make: impl Fn() -> (Vec<P>, Rx) + Sync,
+) {
     bencher
-        .counter(ItemsCount::new(MESSAGES))
+        .counter(ItemsCount::new(messages))
         .with_inputs(make)
         .bench_local_values(|(producers, mut rx)| {
             let count = producers.len();
-            let per_producer = MESSAGES / count;
+            let per_producer = messages / count;
+            assert_eq!(per_producer * count, messages, "an uneven share");
             #[cfg(tokio_unstable)]
             let before = metrics::Sample::take(runtime);
             runtime.block_on(async move {
@@ -113,7 +126,7 @@ pub fn to_one<T: Payload, P: Produce<T>, Rx: RecvAsync<T> + 'static>(
                     .finish(per_producer);
             });
             #[cfg(tokio_unstable)]
-            metrics::report(runtime, &before);
+            metrics::report(runtime, &before, messages);
         });
 }
 
@@ -168,14 +181,14 @@ mod metrics {
         }
     }
 
-    /// Prints the run since `before`, if asked to.
-    pub fn report(runtime: &Runtime, before: &Sample) {
+    /// Prints the run of `messages` messages since `before`, if asked to.
+    pub fn report(runtime: &Runtime, before: &Sample, messages: usize) {
         if std::env::var_os("ASYNCBAND_BENCH_METRICS").is_none() {
             return;
         }
         let after = Sample::take(runtime);
         #[allow(clippy::cast_precision_loss, reason = "a diagnostic printout")]
-        let ns = after.at.duration_since(before.at).as_nanos() as f64 / super::MESSAGES as f64;
+        let ns = after.at.duration_since(before.at).as_nanos() as f64 / messages as f64;
         let d = |a: u64, b: u64| a.saturating_sub(b);
         eprint!(
             "{ns:.0}/s{}/p{}/polls {}:{}/busy {}:{}/local {}:{} ",

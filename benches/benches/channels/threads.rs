@@ -5,9 +5,10 @@
 //! barrier; the timed part releases them, receives everything, checks it and
 //! joins them. The calling thread is a consumer (in ping-pong, the pinger).
 //!
-//! rtrb has no blocking: it busy-spins (the floor for SPSC). Peers whose
-//! receiver is not `Clone` (tokio, thingbuf, std) sit out MPMC; rtrb and
-//! thingbuf have no unbounded flavour.
+//! rtrb has no blocking: it busy-spins (the floor for SPSC). rapidfire has
+//! no blocking API and sits out (the spinning shapes are in cell 10). Peers
+//! whose receiver is not `Clone` (tokio, thingbuf, std) sit out MPMC; rtrb
+//! and thingbuf have no unbounded flavour.
 
 use std::sync::{Arc, Barrier};
 use std::thread::{self, JoinHandle};

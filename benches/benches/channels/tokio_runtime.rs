@@ -16,7 +16,7 @@ use crate::peers::*;
 use crate::tasks::{self, BySend};
 
 #[divan::bench(
-    types = [AsyncbandSpsc, Tokio, AsyncChannel, Flume, Kanal, Thingbuf],
+    types = [AsyncbandSpsc, Tokio, AsyncChannel, Flume, Kanal, Thingbuf, RapidfireMpsc],
     consts = [1, 64, 4096],
     sample_size = 1,
     sample_count = 40,
@@ -30,7 +30,7 @@ fn current_thread_p1<C: AsyncBounded<u64, CAP>, const CAP: usize>(bencher: Bench
 }
 
 #[divan::bench(
-    types = [AsyncbandMpsc, Tokio, AsyncChannel, Flume, Kanal, Thingbuf],
+    types = [AsyncbandMpsc, Tokio, AsyncChannel, Flume, Kanal, Thingbuf, RapidfireMpsc],
     consts = [1, 64, 4096],
     sample_size = 1,
     sample_count = 40,
@@ -44,7 +44,7 @@ fn current_thread_p4<C: AsyncBounded<u64, CAP, Tx: Clone>, const CAP: usize>(ben
 }
 
 #[divan::bench(
-    types = [AsyncbandSpsc, Tokio, AsyncChannel, Flume, Kanal, Thingbuf],
+    types = [AsyncbandSpsc, Tokio, AsyncChannel, Flume, Kanal, Thingbuf, RapidfireMpsc],
     consts = [1, 64, 4096],
     sample_size = 1,
     sample_count = 40,
@@ -58,7 +58,7 @@ fn workers_2_p1<C: AsyncBounded<u64, CAP>, const CAP: usize>(bencher: Bencher) {
 }
 
 #[divan::bench(
-    types = [AsyncbandMpsc, Tokio, AsyncChannel, Flume, Kanal, Thingbuf],
+    types = [AsyncbandMpsc, Tokio, AsyncChannel, Flume, Kanal, Thingbuf, RapidfireMpsc],
     consts = [1, 64, 4096],
     sample_size = 1,
     sample_count = 40,
