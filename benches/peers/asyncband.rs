@@ -3,6 +3,7 @@
 
 use std::future::Future;
 
+use asyncband::wait::Spin;
 use asyncband::{mpmc, mpsc, spsc};
 
 use super::{
@@ -22,8 +23,20 @@ pub struct AsyncbandMpsc;
 #[derive(Debug)]
 pub struct AsyncbandMpmc;
 
-/// The endpoint traits for one flavour's sender and receiver.
-macro_rules! endpoints {
+/// `asyncband::spsc` with `wait = spin`: blocking operations busy-wait.
+#[derive(Debug)]
+pub struct AsyncbandSpscSpin;
+
+/// `asyncband::mpsc` with `wait = spin`.
+#[derive(Debug)]
+pub struct AsyncbandMpscSpin;
+
+/// `asyncband::mpmc` with `wait = spin`.
+#[derive(Debug)]
+pub struct AsyncbandMpmcSpin;
+
+/// The thread-side endpoint traits for one flavour's sender and receiver.
+macro_rules! sync_endpoints {
     ([$($generics:tt)*] $tx:ty, $rx:ty) => {
         impl<$($generics)*> TrySend<T> for $tx {
             #[inline(always)]
@@ -56,6 +69,13 @@ macro_rules! endpoints {
                 <$rx>::recv_blocking(self).ok()
             }
         }
+    };
+}
+
+/// Every endpoint trait for one flavour's sender and receiver.
+macro_rules! endpoints {
+    ([$($generics:tt)*] $tx:ty, $rx:ty) => {
+        sync_endpoints!([$($generics)*] $tx, $rx);
 
         impl<$($generics)*> SendAsync<T> for $tx {
             #[inline(always)]
@@ -144,3 +164,42 @@ macro_rules! factories {
 factories!(AsyncbandSpsc, spsc);
 factories!(AsyncbandMpsc, mpsc);
 factories!(AsyncbandMpmc, mpmc);
+
+/// The thread-side factories of one topology with `wait = spin` (its async
+/// operations do not exist).
+macro_rules! spin_factories {
+    ($marker:ty, $topology:ident) => {
+        impl<T: Send + 'static, const CAP: usize> SyncBounded<T, CAP> for $marker {
+            type Tx = $topology::Sender<$topology::Bounded<T, CAP, { usize::MAX }, Spin>>;
+            type Rx = $topology::Receiver<$topology::Bounded<T, CAP, { usize::MAX }, Spin>>;
+
+            fn channel() -> (Self::Tx, Self::Rx) {
+                $topology::Bounded::<T, CAP, { usize::MAX }, Spin>::channel()
+            }
+        }
+
+        impl<T: Send + 'static> SyncUnbounded<T> for $marker {
+            type Tx = $topology::Sender<$topology::Unbounded<T, { usize::MAX }, Spin>>;
+            type Rx = $topology::Receiver<$topology::Unbounded<T, { usize::MAX }, Spin>>;
+
+            fn channel() -> (Self::Tx, Self::Rx) {
+                $topology::Unbounded::<T, { usize::MAX }, Spin>::channel()
+            }
+        }
+
+        sync_endpoints!(
+            [T: Send + 'static, const CAP: usize]
+            $topology::Sender<$topology::Bounded<T, CAP, { usize::MAX }, Spin>>,
+            $topology::Receiver<$topology::Bounded<T, CAP, { usize::MAX }, Spin>>
+        );
+        sync_endpoints!(
+            [T: Send + 'static]
+            $topology::Sender<$topology::Unbounded<T, { usize::MAX }, Spin>>,
+            $topology::Receiver<$topology::Unbounded<T, { usize::MAX }, Spin>>
+        );
+    };
+}
+
+spin_factories!(AsyncbandSpscSpin, spsc);
+spin_factories!(AsyncbandMpscSpin, mpsc);
+spin_factories!(AsyncbandMpmcSpin, mpmc);

@@ -40,7 +40,10 @@ mod tokio;
 use std::future::Future;
 
 pub use self::async_channel::AsyncChannel;
-pub use self::asyncband::{AsyncbandMpmc, AsyncbandMpsc, AsyncbandSpsc};
+pub use self::asyncband::{
+    AsyncbandMpmc, AsyncbandMpmcSpin, AsyncbandMpsc, AsyncbandMpscSpin, AsyncbandSpsc,
+    AsyncbandSpscSpin,
+};
 pub use self::crossbeam::Crossbeam;
 pub use self::flume::Flume;
 pub use self::kanal::Kanal;

@@ -1,4 +1,4 @@
-//! Cells 1 to 7 and 10 of the suite (cell 8, memory, is its own binary;
+//! Cells 1 to 7, 10 and 11 of the suite (cell 8, memory, is its own binary;
 //! cell 9, latency, an example): asyncband and its peers, side by side, in
 //! one binary. See `benches/README.md` for what each cell measures.
 //!
@@ -16,6 +16,7 @@ mod payload_1k;
 mod ready_path;
 mod reserve;
 mod select;
+mod spin;
 mod tasks;
 mod threads;
 mod tokio_runtime;

@@ -1,0 +1,203 @@
+//! Cell 11: `wait = spin` flavours streaming between two threads, each on a
+//! core of its own (this machine has two: one producer, one consumer), the
+//! shape a spin channel is for.
+//!
+//! Each iteration moves [`MESSAGES`] `u64`s. The producer thread is spawned
+//! before the timer starts and waits at a barrier; the timed part releases
+//! it, receives every message, checks their order and joins it. The
+//! multi-producer flavours run with one producer too: their claim and wake
+//! logic, on the two cores there are.
+//!
+//! The peers are the ones a busy-waiting program would use: rtrb (the floor,
+//! a ring that cannot wait) in the SPSC cells, and kanal, crossbeam and
+//! rapidfire driven the way such a program drives them, spinning on
+//! `try_send` and `try_recv` ([`BusyPoll`]).
+
+use std::hint::spin_loop;
+use std::marker::PhantomData;
+use std::sync::{Arc, Barrier};
+use std::thread;
+
+use asyncband_benches::{InOrder, Payload};
+use divan::Bencher;
+use divan::counter::ItemsCount;
+
+#[allow(
+    unused_imports,
+    clippy::wildcard_imports,
+    reason = "divan's `types = [..]` lists name the adapters; the glob keeps them in step with `peers/`"
+)]
+use crate::peers::*;
+
+/// Messages per iteration.
+const MESSAGES: usize = 16_384;
+
+/// A peer driven by busy-polling: its blocking operations spin on its
+/// `try_send` and `try_recv`.
+#[derive(Debug)]
+pub struct BusyPoll<C>(PhantomData<C>);
+
+/// An endpoint of a [`BusyPoll`] peer.
+#[derive(Debug)]
+pub struct Busy<E>(E);
+
+impl<T: Payload, C: SyncBounded<T, CAP>, const CAP: usize> SyncBounded<T, CAP> for BusyPoll<C>
+where
+    C::Tx: Send,
+    C::Rx: Send,
+{
+    type Tx = Busy<C::Tx>;
+    type Rx = Busy<C::Rx>;
+
+    fn channel() -> (Self::Tx, Self::Rx) {
+        let (tx, rx) = C::channel();
+        (Busy(tx), Busy(rx))
+    }
+}
+
+impl<T: Payload, C: SyncUnbounded<T>> SyncUnbounded<T> for BusyPoll<C>
+where
+    C::Tx: Send,
+    C::Rx: Send,
+{
+    type Tx = Busy<C::Tx>;
+    type Rx = Busy<C::Rx>;
+
+    fn channel() -> (Self::Tx, Self::Rx) {
+        let (tx, rx) = C::channel();
+        (Busy(tx), Busy(rx))
+    }
+}
+
+impl<T: Payload, Tx: TrySend<T>> TrySend<T> for Busy<Tx> {
+    #[inline(always)]
+    fn try_send(&mut self, value: T) -> bool {
+        self.0.try_send(value)
+    }
+}
+
+impl<T: Payload, Tx: TrySend<T> + Send> SendBlocking<T> for Busy<Tx> {
+    #[inline(always)]
+    fn send_blocking(&mut self, value: T) {
+        // `Payload` is `Copy`: a refused value is sent again.
+        while !self.0.try_send(value) {
+            spin_loop();
+        }
+    }
+}
+
+impl<T, Rx: TryRecv<T>> TryRecv<T> for Busy<Rx> {
+    #[inline(always)]
+    fn try_recv(&mut self) -> Option<T> {
+        self.0.try_recv()
+    }
+}
+
+impl<T, Rx: TryRecv<T> + Send> RecvBlocking<T> for Busy<Rx> {
+    /// Never `None`: `stream` takes a known number of messages.
+    #[inline(always)]
+    fn recv_blocking(&mut self) -> Option<T> {
+        loop {
+            if let Some(value) = self.0.try_recv() {
+                return Some(value);
+            }
+            spin_loop();
+        }
+    }
+}
+
+/// One producer thread → the calling thread, [`MESSAGES`] in order.
+fn stream<Tx: SendBlocking<u64> + 'static, Rx: RecvBlocking<u64>>(
+    bencher: Bencher,
+    make: impl Fn() -> (Tx, Rx) + Sync,
+) {
+    bencher
+        .counter(ItemsCount::new(MESSAGES))
+        .with_inputs(|| {
+            let (mut tx, rx) = make();
+            let gate = Arc::new(Barrier::new(2));
+            let producer = {
+                let gate = Arc::clone(&gate);
+                thread::spawn(move || {
+                    gate.wait();
+                    for seq in 0..MESSAGES {
+                        tx.send_blocking(u64::stamped(0, seq));
+                    }
+                })
+            };
+            (gate, producer, rx)
+        })
+        .bench_local_values(|(gate, producer, mut rx)| {
+            gate.wait();
+            let mut check = InOrder::new(1);
+            for _ in 0..MESSAGES {
+                let message = rx.recv_blocking().expect("the producer sends them all");
+                check.take(&message);
+            }
+            check.finish(MESSAGES);
+            producer
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        });
+}
+
+/// SPSC, bounded 64 and 1024.
+#[divan::bench(
+    types = [AsyncbandSpscSpin, Rtrb, BusyPoll<Crossbeam>, BusyPoll<Kanal>, BusyPoll<RapidfireMpsc>],
+    consts = [64, 1024],
+    sample_size = 1,
+    sample_count = 20,
+)]
+fn spsc<C: SyncBounded<u64, CAP>, const CAP: usize>(bencher: Bencher) {
+    stream(bencher, C::channel);
+}
+
+/// SPSC, unbounded.
+#[divan::bench(
+    types = [AsyncbandSpscSpin, BusyPoll<Crossbeam>, BusyPoll<Kanal>, BusyPoll<RapidfireMpsc>],
+    sample_size = 1,
+    sample_count = 20,
+)]
+fn spsc_unbounded<C: SyncUnbounded<u64>>(bencher: Bencher) {
+    stream(bencher, C::channel);
+}
+
+/// MPSC flavours, one producer, bounded 1024.
+#[divan::bench(
+    types = [AsyncbandMpscSpin, BusyPoll<Crossbeam>, BusyPoll<Kanal>, BusyPoll<RapidfireMpsc>],
+    sample_size = 1,
+    sample_count = 20,
+)]
+fn mpsc_bounded_1024<C: SyncBounded<u64, 1024>>(bencher: Bencher) {
+    stream(bencher, C::channel);
+}
+
+/// MPSC flavours, one producer, unbounded.
+#[divan::bench(
+    types = [AsyncbandMpscSpin, BusyPoll<Crossbeam>, BusyPoll<Kanal>, BusyPoll<RapidfireMpsc>],
+    sample_size = 1,
+    sample_count = 20,
+)]
+fn mpsc_unbounded<C: SyncUnbounded<u64>>(bencher: Bencher) {
+    stream(bencher, C::channel);
+}
+
+/// MPMC flavours, one producer and one consumer, bounded 1024.
+#[divan::bench(
+    types = [AsyncbandMpmcSpin, BusyPoll<Crossbeam>, BusyPoll<Kanal>, BusyPoll<Rapidfire>],
+    sample_size = 1,
+    sample_count = 20,
+)]
+fn mpmc_bounded_1024<C: SyncBounded<u64, 1024>>(bencher: Bencher) {
+    stream(bencher, C::channel);
+}
+
+/// MPMC flavours, one producer and one consumer, unbounded.
+#[divan::bench(
+    types = [AsyncbandMpmcSpin, BusyPoll<Crossbeam>, BusyPoll<Kanal>, BusyPoll<Rapidfire>],
+    sample_size = 1,
+    sample_count = 20,
+)]
+fn mpmc_unbounded<C: SyncUnbounded<u64>>(bencher: Bencher) {
+    stream(bencher, C::channel);
+}
