@@ -526,9 +526,8 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
     #[inline(always)]
     #[allow(clippy::inline_always, reason = "every try send's ready path")]
     pub fn try_send(&mut self, value: S::Item) -> Result<(), TrySendError<S::Item>> {
-        let chan = self.chan;
         // SAFETY: this right's cursor (field `turns`).
-        unsafe { chan.try_send(self.cursor(), value) }
+        unsafe { self.chan.try_send(self.cursor(), value) }
     }
 
     /// Sends `value`, waiting while the channel is full, until `deadline` if
@@ -545,9 +544,8 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
         value: S::Item,
         deadline: Option<Instant>,
     ) -> Result<(), SendTimeoutError<S::Item>> {
-        let chan = self.chan;
         // SAFETY: this right's cursor (field `turns`).
-        unsafe { chan.send_blocking(self.cursor(), value, deadline) }
+        unsafe { self.chan.send_blocking(self.cursor(), value, deadline) }
     }
 
     /// `n` units of capacity now. `n == 0` succeeds on an open channel; more
