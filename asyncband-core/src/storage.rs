@@ -2,15 +2,14 @@
 //! each side acts on it.
 //!
 //! A [`Storage`] holds the values of one channel and implements the cursor
-//! claims for its producer and consumer [arity](crate::arity) and its
-//! [wait policy](crate::wait) (which only decides how a single endpoint
-//! publishes). It knows nothing else of waiting: it reports `Full`, `Empty`
-//! or `Busy`, and the channel decides who waits and who is woken. The two
-//! storages are the bounded [`Ring`](crate::ring::Ring) and the unbounded
-//! [`List`](crate::list::List); bounded ones also implement [`Capacity`].
-//!
-//! Its operations are `unsafe` and hidden: only the channel calls them,
-//! through the endpoints, which carry the contracts in their types.
+//! claims of its [arity](crate::arity) and [wait policy](crate::wait) (which
+//! only decides how a single endpoint publishes). It knows nothing else of
+//! waiting: it reports `Full`, `Empty` or `Busy`, and the channel decides who
+//! waits and who is woken. The storages are the bounded
+//! [`Ring`](crate::ring::Ring), which also implements [`Capacity`], and the
+//! unbounded [`List`](crate::list::List). Their operations are `unsafe` and
+//! hidden: only the channel calls them, through the endpoints, whose types
+//! carry the contracts.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -32,13 +31,11 @@ pub enum PushError<T> {
 pub enum PopError {
     /// Nothing was pushed that has not been popped.
     Empty,
-    /// The next value in order has been claimed by a producer that is still
-    /// writing it. Unless the storage says [`Storage::NOTIFIES_BUSY`], the
-    /// caller must not sleep on it (the producer may not see the waiting
-    /// flag) and retries instead.
+    /// The next value has been claimed by a producer still writing it.
+    /// Unless [`Storage::NOTIFIES_BUSY`], the caller retries rather than
+    /// sleeps: the producer may not see the waiting flag.
     Busy,
-    /// The storage is closed and every value pushed before the close has
-    /// been popped.
+    /// Closed, and every value pushed before the close has been popped.
     Closed,
 }
 
@@ -55,21 +52,15 @@ pub enum PopError {
 /// the store-buffer argument in [`crate::wait`] requires. A storage is
 /// `Send` and `Sync` whenever its `Item` is `Send` (the channel's own
 /// `Send` and `Sync` rest on this). Methods marked "single side" may race
-/// only with the other side's methods.
-///
-/// # Cursors
-///
-/// A single consumer keeps a [`Storage::Cursor`] and passes it by `&mut` to
-/// every consumer-side method: the cursor is the right to act as the
-/// consumer and holds what only the consumer reads. A single producer does
-/// the same with a [`Storage::ProducerCursor`]. What others read stays in
-/// the storage. With many producers or many consumers that side's cursor is
-/// zero-sized and holds nothing, so each of them may conjure one as it acts
-/// (`conjured`).
+/// only with the other side's methods. A single consumer passes its
+/// [`Storage::Cursor`] by `&mut` to every consumer-side method: the right to
+/// act as the consumer, holding what only it reads; a single producer
+/// likewise its [`Storage::ProducerCursor`]. A side with many endpoints has
+/// a zero-sized cursor holding nothing, which each conjures as it acts.
 pub unsafe trait Storage: Sized + std::fmt::Debug {
     /// The values stored.
     type Item;
-    /// A consumer's hold on the next value between [`Storage::front`] and
+    /// A consumer's hold on the next value, from [`Storage::front`] to
     /// [`Storage::release_front`].
     #[doc(hidden)]
     type Front;
@@ -87,10 +78,9 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     type Wait: Wait;
     /// The bound, or `None` for unbounded storage.
     const CAPACITY: Option<usize>;
-    /// Whether a receiver may sleep on [`PopError::Busy`]: the producer
-    /// writing the value publishes it `SeqCst` and then checks the
-    /// receivers' flag, so it wakes a receiver that registered meanwhile.
-    /// True for large values with many producers (`Slot::publish`).
+    /// Whether a receiver may sleep on [`PopError::Busy`]: the writing
+    /// producer publishes `SeqCst` and then checks the receivers' flag. True
+    /// for large values with many producers (`Slot::publish`).
     #[doc(hidden)]
     const NOTIFIES_BUSY: bool = false;
 
@@ -107,13 +97,9 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     fn producer_cursor(&self) -> Self::ProducerCursor;
 
     /// Pushes the value in `*value` if there is capacity now, taking it out
-    /// only once it has a place (a large value is copied once).
-    ///
-    /// # Errors
-    ///
-    /// [`PushError::Full`] when no capacity is free or senders are queued
-    /// ahead (never for unbounded storage), [`PushError::Closed`] when
-    /// closed; either way the value is still in `*value`.
+    /// only once it has a place (a large value is copied once). Refused with
+    /// `Full` (no capacity or senders queued ahead; never unbounded) or
+    /// `Closed`, the value still in `*value`.
     ///
     /// # Safety
     ///
@@ -127,15 +113,11 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
         value: &mut Option<Self::Item>,
     ) -> Result<(), PushError<()>>;
 
-    /// [`Storage::try_push_from`] with the value by value.
-    ///
-    /// # Errors
-    ///
-    /// As [`Storage::try_push_from`], with the value handed back.
+    /// [`Storage::try_push_from`] with the value by value, handed back.
     ///
     /// # Safety
     ///
-    /// The producer contract of [`Storage::try_push_from`].
+    /// As for [`Storage::try_push_from`].
     #[doc(hidden)]
     #[inline]
     unsafe fn try_push(
@@ -145,23 +127,17 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     ) -> Result<(), PushError<Self::Item>> {
         let mut value = Some(value);
         // SAFETY: forwarded from the caller; `value` holds a value.
-        let refused = match unsafe { self.try_push_from(cursor, &mut value) } {
-            Ok(()) => return Ok(()),
-            Err(refused) => refused,
-        };
-        // SAFETY: a refused push leaves the value in place.
-        let value = unsafe { value.unwrap_unchecked() };
-        Err(match refused {
-            PushError::Full(()) => PushError::Full(value),
-            PushError::Closed(()) => PushError::Closed(value),
+        unsafe { self.try_push_from(cursor, &mut value) }.map_err(|refused| {
+            // SAFETY: a refused push leaves the value in place.
+            let value = unsafe { value.unwrap_unchecked() };
+            match refused {
+                PushError::Full(()) => PushError::Full(value),
+                PushError::Closed(()) => PushError::Closed(value),
+            }
         })
     }
 
-    /// Pops the next value.
-    ///
-    /// # Errors
-    ///
-    /// [`PopError::Empty`], [`PopError::Busy`] or [`PopError::Closed`].
+    /// Pops the next value, or says why not.
     ///
     /// # Safety
     ///
@@ -182,10 +158,6 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     /// consumers, claims it), [`Storage::take_front`] moves it out,
     /// [`Storage::release_front`] frees its place.
     ///
-    /// # Errors
-    ///
-    /// As [`Storage::try_pop`].
-    ///
     /// # Safety
     ///
     /// The consumer contract; every front is taken once and then released,
@@ -197,24 +169,20 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     /// answer: it may report `Empty` without the `SeqCst` re-check a
     /// registered waiter needs, where no completed send is waiting.
     ///
-    /// # Errors
-    ///
-    /// As [`Storage::try_pop`].
-    ///
     /// # Safety
     ///
     /// As for [`Storage::front`].
     #[doc(hidden)]
-    #[inline]
+    #[inline(always)]
+    #[allow(clippy::inline_always, reason = "every try receive's ready path")]
     unsafe fn try_front(&self, cursor: &mut Self::Cursor) -> Result<Self::Front, PopError> {
         // SAFETY: forwarded from the caller.
         unsafe { self.front(cursor) }
     }
 
-    /// After `front` found the next value claimed but unwritten
-    /// ([`PopError::Busy`]): whether a later value is already published. A
-    /// `try_recv` waits the write out only then; otherwise no completed send
-    /// is waiting, and it reports `Empty`.
+    /// After `front` reported [`PopError::Busy`]: whether a later value is
+    /// already published. Only then does a `try_recv` wait the write out;
+    /// otherwise no completed send is waiting, and it reports `Empty`.
     ///
     /// # Safety
     ///
@@ -241,8 +209,7 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     #[doc(hidden)]
     unsafe fn release_front(&self, cursor: &mut Self::Cursor, front: Self::Front);
 
-    /// The next value, left in place, for as long as `cursor` is not used
-    /// again.
+    /// The next value, left in place while `cursor` is not used again.
     ///
     /// # Safety
     ///
@@ -301,9 +268,7 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     ///
     /// The producer contract.
     #[doc(hidden)]
-    unsafe fn after_push(&self, cursor: &mut Self::ProducerCursor, waiting: impl Fn() -> bool) {
-        let _ = (cursor, waiting);
-    }
+    unsafe fn after_push(&self, _: &mut Self::ProducerCursor, _waiting: impl Fn() -> bool) {}
 
     /// The single consumer, after a pop: as [`Storage::after_push`], with
     /// the senders' flag.
@@ -312,17 +277,12 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     ///
     /// The consumer contract.
     #[doc(hidden)]
-    unsafe fn after_pop(&self, cursor: &mut Self::Cursor, waiting: impl Fn() -> bool) {
-        let _ = (cursor, waiting);
-    }
+    unsafe fn after_pop(&self, _cursor: &mut Self::Cursor, _waiting: impl Fn() -> bool) {}
 
     /// Takes `n` units of capacity if that many are free and no sender is
-    /// queued ahead. Needs no cursor, so it runs beside pushes through units
-    /// of the same producer. Unbounded storage always has them, unless closed.
-    ///
-    /// # Errors
-    ///
-    /// [`PushError::Full`] or [`PushError::Closed`].
+    /// queued ahead, else `Full` (or `Closed`). Needs no cursor, so it runs
+    /// beside pushes through units of the same producer. Unbounded storage
+    /// always has them, unless closed.
     ///
     /// # Safety
     ///
@@ -343,18 +303,15 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     unsafe fn grant(&self, n: usize) -> usize;
 
     /// False when [`Storage::grant`] would certainly take nothing now,
-    /// looked at with `SeqCst` loads of what frees capacity. True when
+    /// looked at with `SeqCst` loads of what frees capacity; true when
     /// unsure (the default).
     #[doc(hidden)]
     fn may_grant(&self) -> bool {
         true
     }
 
-    /// Pushes `value` through one held unit, which is consumed.
-    ///
-    /// # Errors
-    ///
-    /// Hands `value` back when the storage is closed (the unit is released).
+    /// Pushes `value` through one held unit, which is consumed; hands
+    /// `value` back when closed (the unit is released).
     ///
     /// # Safety
     ///
@@ -410,8 +367,7 @@ pub unsafe trait Capacity: Storage {
     const CAP: usize;
 }
 
-/// The cursor of a side with many endpoints, made from nothing where it
-/// acts.
+/// The cursor of a side with many endpoints, made from nothing.
 ///
 /// # Safety
 ///
@@ -461,8 +417,7 @@ pub(crate) struct Turns<C> {
 // SAFETY: the cursor moves with the value; `C: Send` is required and enough.
 unsafe impl<C: Send> Send for Turns<C> {}
 // SAFETY: through `&Turns` the cursor is reached only under the latch
-// (`with_turn`) or by a caller that has it to itself (`lend`), so one thread
-// uses it at a time, as with `Mutex<C>`.
+// (`with_turn`), so one thread uses it at a time, as with `Mutex<C>`.
 unsafe impl<C: Send> Sync for Turns<C> {}
 
 impl<C> Turns<C> {
@@ -485,17 +440,12 @@ impl<C> Turns<C> {
     pub(crate) fn with_turn<R>(&self, f: impl FnOnce(&mut C) -> R) -> R {
         let _held = self.latch.hold();
         // SAFETY: the latch is held, whose Acquire orders this use after the
-        // previous holder's; every other user takes a turn or has the cursor
-        // to itself (`lend`'s contract).
+        // previous holder's; every other user takes a turn or has `&mut self`.
         f(unsafe { &mut *self.cursor.get() })
     }
 }
 
-impl<C> std::fmt::Debug for Turns<C> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Turns").finish_non_exhaustive()
-    }
-}
+opaque_debug!(impl[C] Turns<C>);
 
 /// Drops every value `next` yields (each once: `next` moves past a value
 /// before returning it); the first destructor's panic is resumed after the

@@ -53,8 +53,7 @@ impl<'a, S: Storage> Send<'a, S> {
             chan,
             cursor,
             value: Some(value),
-            // A large value's send builds its node with the future, where
-            // its stores sit next to the value's copy (measured faster).
+            // A large value's send builds its node at once, beside its copy.
             node: if is_large::<S::Item>() {
                 LazyNode::built(TxNode::<S>::default())
             } else {
@@ -70,12 +69,18 @@ impl<'a, S: Storage> Send<'a, S> {
     pub(crate) fn take_value(self: Pin<&mut Self>) -> Option<S::Item> {
         // SAFETY: `node` is never moved out of the pinned future.
         let this = unsafe { self.get_unchecked_mut() };
-        // SAFETY: the node is pinned (we are) and only used with this chan.
-        if let Some(node) = unsafe { Pin::new_unchecked(&this.node) }.get() {
-            // SAFETY: as above.
-            unsafe { this.chan.cancel_send(node, &mut this.registered) };
-        }
+        this.cancel();
         this.value.take()
+    }
+
+    /// Withdraws the node, if built, passing on units granted to it.
+    fn cancel(&mut self) {
+        // SAFETY: the future is pinned (or dropped in place), and so is the
+        // node; it is only used with this chan.
+        if let Some(node) = unsafe { Pin::new_unchecked(&self.node) }.get() {
+            // SAFETY: as above.
+            unsafe { self.chan.cancel_send(node, &mut self.registered) };
+        }
     }
 }
 
@@ -104,11 +109,7 @@ impl<S: Storage> Future for Send<'_, S> {
 
 impl<S: Storage> Drop for Send<'_, S> {
     fn drop(&mut self) {
-        // SAFETY: dropped in place, so still pinned; only used with this chan.
-        if let Some(node) = unsafe { Pin::new_unchecked(&self.node) }.get() {
-            // SAFETY: as above.
-            unsafe { self.chan.cancel_send(node, &mut self.registered) };
-        }
+        self.cancel();
     }
 }
 
@@ -305,25 +306,17 @@ impl<S: Storage> Future for RecvMany<'_, '_, S> {
         }
         // SAFETY: as above.
         let recv = unsafe { Pin::new_unchecked(&mut this.recv) };
-        match std::task::ready!(recv.poll(cx)) {
-            Err(RecvError) => Poll::Ready(0),
-            Ok(first) => {
-                this.buf.push(first);
-                let mut taken = 1;
-                while taken < this.limit {
-                    // SAFETY: the consumer contract `new` was made with
-                    // holds for the future's life.
-                    match unsafe { this.recv.chan.try_recv(this.recv.cursor) } {
-                        Ok(value) => {
-                            this.buf.push(value);
-                            taken += 1;
-                        }
-                        Err(_) => break,
-                    }
-                }
-                Poll::Ready(taken)
-            }
-        }
+        let Ok(first) = std::task::ready!(recv.poll(cx)) else {
+            return Poll::Ready(0);
+        };
+        let before = this.buf.len();
+        this.buf.push(first);
+        // SAFETY: the consumer contract `new` was made with holds for the
+        // future's life.
+        let ready =
+            std::iter::from_fn(|| unsafe { this.recv.chan.try_recv(this.recv.cursor) }.ok());
+        this.buf.extend(ready.take(this.limit - 1));
+        Poll::Ready(this.buf.len() - before)
     }
 }
 
@@ -336,18 +329,14 @@ impl<S: Storage> fmt::Debug for RecvMany<'_, '_, S> {
     }
 }
 
-/// A future's waiter node, built the first time the future waits, and kept
-/// in place (the future is pinned) until the future is dropped.
-///
-/// A node with no bytes and no drop (a single side's cell needs none) is
-/// there from the start and its flag is never written or read, so the
-/// future stores nothing more than with the node embedded (a flag stored
-/// beside `registered` would merge with it into one wider store, which the
-/// later one-byte load of `registered` cannot be forwarded from).
+/// A future's waiter node, built the first time the future waits and kept
+/// in place until the future is dropped. A free node (no bytes, no drop: a
+/// single side's cell) is there from the start and its flag is never
+/// touched: stored beside `registered`, it would merge with it into a wider
+/// store that the later byte load of `registered` cannot be forwarded from.
 struct LazyNode<N> {
     node: MaybeUninit<N>,
-    /// Whether `node` holds a node; written and read only for a node that
-    /// is not free.
+    /// Whether `node` holds a node; untouched for a free node.
     built: MaybeUninit<bool>,
 }
 

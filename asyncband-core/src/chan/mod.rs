@@ -39,7 +39,7 @@ pub(crate) use send::assert_reservable;
 use crate::arity::Arity;
 use crate::storage::Storage;
 use crate::sync::{Arc, AtomicUsize, Ordering};
-use crate::unwind::{Panic, resume};
+use crate::unwind::resume;
 use crate::wait::{ReceiveWaits, Wait, WaitSet};
 
 /// The wait set of the senders of storage `S`.
@@ -219,14 +219,13 @@ impl<S: Storage> Chan<S> {
     pub(crate) unsafe fn close(&self, from_producer: bool) -> bool {
         // SAFETY: the caller's contract is `Storage::close`'s.
         let closed = unsafe { self.storage.close(from_producer) };
-        resume(self.wake_all());
+        self.wake_all();
         closed
     }
 
     /// Wakes every waiter; a waker that panics in one set does not keep the
-    /// others asleep, and the first panic is returned to resume.
-    #[must_use = "a waker's panic, to resume"]
-    fn wake_all(&self) -> Option<Panic> {
+    /// others asleep, and the first panic is resumed after the last set.
+    fn wake_all(&self) {
         let mut panic = None;
         let mut wake = |set: &dyn Fn()| {
             if let Err(payload) = catch_unwind(AssertUnwindSafe(set)) {
@@ -242,7 +241,7 @@ impl<S: Storage> Chan<S> {
             });
         });
         wake(&|| self.waiters.closed.wake_all(|_| ()));
-        panic
+        resume(panic);
     }
 
     /// Counts one more sender, or one more receiver (`receivers`), if any
@@ -256,21 +255,11 @@ impl<S: Storage> Chan<S> {
         };
         // ORDERING: Relaxed loads; the AcqRel compare-exchange is ordered
         // against the last one's drop.
-        let mut count = counter.load(Ordering::Relaxed);
-        loop {
-            if count == 0 {
-                return false;
-            }
-            match counter.compare_exchange_weak(
-                count,
-                count + 1,
-                Ordering::AcqRel,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return true,
-                Err(current) => count = current,
-            }
-        }
+        counter
+            .fetch_update(Ordering::AcqRel, Ordering::Relaxed, |count| {
+                (count != 0).then(|| count + 1)
+            })
+            .is_ok()
     }
 
     /// Counts a weak sender or receiver coming or going: a query's count,
@@ -332,7 +321,7 @@ struct WakeAllOnDrop<'a, S: Storage>(&'a Chan<S>);
 
 impl<S: Storage> Drop for WakeAllOnDrop<'_, S> {
     fn drop(&mut self) {
-        resume(self.0.wake_all());
+        self.0.wake_all();
     }
 }
 

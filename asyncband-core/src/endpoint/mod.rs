@@ -172,38 +172,25 @@ pub trait Endpoint: sealed::Sealed + Sized {
     fn counted(chan: Arc<Chan<Self::Storage>>) -> Self;
 }
 
-impl<S: Storage> sealed::Sealed for Producer<S> {}
-impl<S: Storage> sealed::Sealed for Consumer<S> {}
-
-impl<S: Storage> Endpoint for Producer<S> {
-    type Storage = S;
-    const RECEIVES: bool = false;
-
-    fn counted(chan: Arc<Chan<S>>) -> Self {
-        Self {
-            chan,
-            cursor: None,
-            hold: Hold::default(),
-        }
-    }
-}
-
-impl<S: Storage> Endpoint for Consumer<S> {
-    type Storage = S;
-    const RECEIVES: bool = true;
-
-    fn counted(chan: Arc<Chan<S>>) -> Self {
-        Self {
-            chan,
-            cursor: None,
-            wait: PollWait::default(),
-        }
-    }
-}
-
-/// What both sides' endpoints answer the same way.
+/// What both sides' endpoints answer the same way; `$waits` is the field
+/// that keeps an endpoint's waiting state.
 macro_rules! endpoint_common {
-    ($endpoint:ident, $side:ident) => {
+    ($endpoint:ident, $side:ident, $receives:literal, $waits:ident) => {
+        impl<S: Storage> sealed::Sealed for $endpoint<S> {}
+
+        impl<S: Storage> Endpoint for $endpoint<S> {
+            type Storage = S;
+            const RECEIVES: bool = $receives;
+
+            fn counted(chan: Arc<Chan<S>>) -> Self {
+                Self {
+                    chan,
+                    cursor: None,
+                    $waits: Default::default(),
+                }
+            }
+        }
+
         impl<S: Storage> $endpoint<S> {
             /// The channel, for queries.
             #[must_use]
@@ -250,8 +237,8 @@ macro_rules! endpoint_common {
     };
 }
 
-endpoint_common!(Producer, Senders);
-endpoint_common!(Consumer, Receivers);
+endpoint_common!(Producer, Senders, false, hold);
+endpoint_common!(Consumer, Receivers, true, wait);
 
 impl<S: Storage> Producer<S> {
     /// The right to send, for as long as `self` is borrowed.
@@ -287,8 +274,7 @@ impl<S: Storage> Producer<S> {
         let mut right = self.by_ref();
         if held {
             let chan = right.chan;
-            // SAFETY: the hold kept a unit, given up here; this right's
-            // cursor.
+            // SAFETY: the hold's unit, given up here; this right's cursor.
             let sent = unsafe { chan.push_unit(right.cursor(), value) };
             if sent.is_ok() {
                 chan.pushed_unit();
@@ -385,11 +371,10 @@ impl<S: Storage<Receivers = One>> Consumer<S> {
     /// The next value, left in place, if one is ready.
     #[must_use]
     pub fn peek(&mut self) -> Option<&S::Item> {
-        // SAFETY: a single consumer has its cursor (field `cursor`).
-        let cursor = unsafe { self.cursor.as_deref_mut().unwrap_unchecked() };
-        // SAFETY: the one consumer's cursor, borrowed while the reference
-        // lives.
-        unsafe { self.chan.storage().peek(cursor) }
+        let cursor = self.cursor.as_deref_mut();
+        // SAFETY: a single consumer has its cursor (field `cursor`), borrowed
+        // while the reference lives.
+        unsafe { self.chan.storage().peek(cursor.unwrap_unchecked()) }
     }
 }
 
@@ -541,9 +526,8 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
     #[inline(always)]
     #[allow(clippy::inline_always, reason = "every try send's ready path")]
     pub fn try_send(&mut self, value: S::Item) -> Result<(), TrySendError<S::Item>> {
-        let chan = self.chan;
         // SAFETY: this right's cursor (field `turns`).
-        unsafe { chan.try_send(self.cursor(), value) }
+        unsafe { self.chan.try_send(self.cursor(), value) }
     }
 
     /// Sends `value`, waiting while the channel is full, until `deadline` if
@@ -560,9 +544,8 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
         value: S::Item,
         deadline: Option<Instant>,
     ) -> Result<(), SendTimeoutError<S::Item>> {
-        let chan = self.chan;
         // SAFETY: this right's cursor (field `turns`).
-        unsafe { chan.send_blocking(self.cursor(), value, deadline) }
+        unsafe { self.chan.send_blocking(self.cursor(), value, deadline) }
     }
 
     /// `n` units of capacity now. `n == 0` succeeds on an open channel; more
@@ -721,17 +704,9 @@ impl<S: Storage> ConsumerRef<'_, S> {
     /// Appends up to `limit` values that are ready to `buf`; returns how
     /// many.
     pub fn try_recv_many(&mut self, buf: &mut Vec<S::Item>, limit: usize) -> usize {
-        let mut taken = 0;
-        while taken < limit {
-            match self.try_recv() {
-                Ok(value) => {
-                    buf.push(value);
-                    taken += 1;
-                }
-                Err(_) => break,
-            }
-        }
-        taken
+        let before = buf.len();
+        buf.extend(std::iter::from_fn(|| self.try_recv().ok()).take(limit));
+        buf.len() - before
     }
 }
 
@@ -820,9 +795,8 @@ impl<S: Storage> Default for Hold<S> {
 }
 
 impl<S: Storage> Hold<S> {
-    /// # Panics
-    ///
-    /// Never: a hold waits only on a channel with capacity to wait for.
+    /// Polls for the unit kept (never panics: a hold waits only on a
+    /// channel with capacity to wait for).
     fn poll(&mut self, chan: &Chan<S>, cx: &mut Context<'_>) -> Poll<Result<(), SendError<()>>> {
         if self.held {
             return Poll::Ready(Ok(()));

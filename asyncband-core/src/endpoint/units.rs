@@ -1,11 +1,8 @@
-//! Capacity held ahead of a send: [`Units`], generic over their
-//! [`Holder`] (a [`Pusher`] borrowed from a producer's right, or an owned
-//! [`Producer`]), and [`Reserve`], the future that waits in line for them.
-//!
-//! A unit is a slot of capacity taken out of the free pool
-//! ([`Capacity`](crate::storage::Capacity)). Only this module makes `Units`,
-//! from capacity just reserved, and nothing else returns capacity: no safe
-//! call frees a unit nobody holds.
+//! Capacity held ahead of a send ([`Capacity`](crate::storage::Capacity)):
+//! [`Units`], generic over their [`Holder`] (a [`Pusher`] borrowed from a
+//! producer's right, or an owned [`Producer`]), and [`Reserve`], the future
+//! that waits in line for them. Only this module makes `Units`, from
+//! capacity just reserved, and nothing else returns capacity.
 
 use std::fmt;
 use std::future::Future;
@@ -44,9 +41,8 @@ pub trait Holder: sealed::Sealed + Sized {
         value: <Self::Storage as Storage>::Item,
     ) -> Result<(), SendError<<Self::Storage as Storage>::Item>>;
 
-    /// The holder for units just granted to a reservation that holds it in
-    /// `slot`: a copy for a borrowed right (the reservation may reserve
-    /// again), the owned producer itself otherwise.
+    /// The holder for units just granted to a reservation holding it in
+    /// `slot`: a copy of a borrowed right, else the owned producer itself.
     #[doc(hidden)]
     fn for_units(slot: &mut Option<Self>) -> Self;
 }
@@ -211,8 +207,7 @@ impl<H: Holder> Units<H> {
     ///
     /// # Errors
     ///
-    /// Hands `value` back when the channel is closed; the unit goes back to
-    /// the pool.
+    /// Hands `value` back when the channel is closed (the unit goes back).
     ///
     /// # Panics
     ///
@@ -335,11 +330,7 @@ pub struct Reserve<H: Holder> {
 }
 
 impl<H: Holder> Reserve<H> {
-    /// A reservation of `n` units for `holder`.
-    ///
-    /// # Panics
-    ///
-    /// Unless `1 <= n <= CAP`.
+    /// A reservation of `n` units for `holder`; panics unless `1 <= n <= CAP`.
     pub(super) fn new(holder: H, n: usize) -> Self {
         crate::chan::assert_reservable::<H::Storage>(n);
         Self {

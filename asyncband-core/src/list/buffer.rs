@@ -174,11 +174,7 @@ pub trait Tail<T>: Sized {
     fn cursor(&self) -> Self::Cursor;
 
     /// [`Storage::try_push`], taking a new block from `pool` when the tail
-    /// leaves its block.
-    ///
-    /// # Errors
-    ///
-    /// [`PushError::Closed`] with the value when the end is closed.
+    /// leaves its block; only ever refused as [`PushError::Closed`].
     ///
     /// # Safety
     ///
@@ -212,9 +208,7 @@ pub trait Tail<T>: Sized {
     /// # Safety
     ///
     /// As for [`Storage::after_push`].
-    unsafe fn after_push(&self, cursor: &mut Self::Cursor, waiting: impl Fn() -> bool) {
-        let _ = (cursor, waiting);
-    }
+    unsafe fn after_push(&self, _: &mut Self::Cursor, _waiting: impl Fn() -> bool) {}
 }
 
 /// The consumers' end of a list fed by the producers' end `Tx`: one type per
@@ -232,10 +226,6 @@ pub trait Head<T, Tx: Tail<T>>: Sized {
     fn cursor(&self) -> Self::Cursor;
 
     /// [`Storage::front`], against the producers' end `tail`.
-    ///
-    /// # Errors
-    ///
-    /// As [`Storage::front`].
     ///
     /// # Safety
     ///

@@ -1,16 +1,8 @@
 //! A waiter cell for a side with exactly one endpoint.
 //!
-//! # States
-//!
-//! The `state` word has two bits:
-//!
-//! | state | meaning |
-//! | --- | --- |
-//! | `0` | nobody waits; the slot is empty or holds a stale waker |
-//! | `WAITING` | the slot holds the waker of a waiter that wants one wake |
-//! | `BUSY` | one party owns the slot for a moment |
-//!
-//! Transitions:
+//! The `state` word is `0` (nobody waits; the slot is empty or holds a stale
+//! waker), `WAITING` (the slot holds the waker of a waiter that wants one
+//! wake) or `BUSY` (one party owns the slot for a moment). Transitions:
 //!
 //! - `register`: `0 | WAITING → BUSY` (compare-exchange), store the waker,
 //!   then `BUSY → WAITING` with a `SeqCst` store. If a notifier holds `BUSY`
@@ -52,7 +44,7 @@ const BUSY: usize = 2;
 /// assert!(!cell.is_waiting());
 /// ```
 pub struct Cell {
-    /// Bit layout: `WAITING` (bit 0), `BUSY` (bit 1). See the module docs.
+    /// `0`, `WAITING` or `BUSY` (module docs).
     state: AtomicUsize,
     /// # Safety
     ///
@@ -165,10 +157,7 @@ unsafe impl WaitSet for Cell {
     }
 
     fn grant(&self, _acquire: impl FnMut(usize) -> usize, _on_change: impl FnOnce(bool)) {
-        if !self.is_waiting() {
-            return;
-        }
-        if self.lock_from(WAITING) {
+        if self.is_waiting() && self.lock_from(WAITING) {
             if let Some(waker) = self.take() {
                 waker.wake();
             }

@@ -8,19 +8,17 @@
 //! | [`Park`] | a [`Cell`] per single side, a [`Queue`] per many side | plain while nobody waits, else `SeqCst` (`fence.rs`) | spin, yield, then park | yes |
 //! | [`Spin`] | none | plain (`SeqCst` only where `membarrier` is unavailable) | spin, checking the clock for deadlines | none |
 //!
-//! A spin channel's wait sets are zero-sized and every "is anybody
-//! waiting?" folds to `false`. Every loop and constant of a waiting thread
-//! lives in `backoff.rs`.
+//! A spin channel's "is anybody waiting?" folds to `false`. Every loop and
+//! constant of a waiting thread lives in `backoff.rs`.
 //!
 //! # Units and grants
 //!
 //! A waiter asks for `need` *units* and is woken once *granted* all of
-//! them, in registration order. For senders of a bounded channel a unit is
-//! a slot of capacity, taken from the storage by the granter, so nobody can
-//! barge past a woken sender; for receivers it is a notification that a
-//! value was published. A waiter that goes away hands back its units, and
-//! the caller passes them on, so no wake is swallowed. A [`Cell`] holds one
-//! waiter and no units: granting wakes it, it retries.
+//! them, in registration order: for senders, slots of capacity the granter
+//! takes from the storage, so nobody barges past a woken sender; for
+//! receivers, notifications of published values. A waiter that goes away
+//! hands its units back to be passed on, so no wake is swallowed. A
+//! [`Cell`] holds one waiter and no units: granting wakes it, it retries.
 //!
 //! # The store-buffer race
 //!
@@ -39,12 +37,11 @@ mod cell;
 mod fence;
 mod queue;
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::task::Waker;
 
 use crate::arity::Arity;
-use crate::unwind::resume;
+use crate::storage::drop_each;
 
 #[doc(hidden)]
 pub use backoff::ReceiveWaits;
@@ -95,8 +92,7 @@ pub trait Wait: sealed::Sealed + Send + Sync + Sized + std::fmt::Debug + 'static
 }
 
 /// The default policy: a blocking call spins briefly, yields, then parks;
-/// async operations register wakers. Single endpoints publish with plain
-/// stores while nobody waits on them.
+/// async operations register wakers.
 ///
 /// # Examples
 ///
@@ -356,11 +352,7 @@ impl Withdrawn {
 impl Drop for Withdrawn {
     #[inline]
     fn drop(&mut self) {
-        if let Some(waker) = self.waker.take() {
-            // Caught, so a panicking drop during an unwind cannot abort.
-            if let Err(panic) = catch_unwind(AssertUnwindSafe(|| drop(waker))) {
-                resume(Some(panic));
-            }
-        }
+        // Caught, so a panicking drop during an unwind cannot abort.
+        drop_each(|| self.waker.take());
     }
 }
