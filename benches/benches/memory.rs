@@ -18,7 +18,11 @@
 
 // The adapters serve the `channels` bench too; this one uses only their
 // constructors and non-blocking operations.
-#[allow(dead_code)]
+#[allow(
+    dead_code,
+    unused_imports,
+    reason = "the suite's adapters; this cell uses the constructors and try operations"
+)]
 #[path = "../peers/mod.rs"]
 mod peers;
 

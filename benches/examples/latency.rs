@@ -67,9 +67,9 @@ use std::time::{Duration, Instant};
 
 use asyncband_benches::{InOrder, Payload};
 use peers::{
-    AsyncBounded, AsyncChannel, AsyncbandMpsc, AsyncbandSpsc, Crossbeam, Flume, Kanal, Outcome,
-    RapidfireMpsc, RecvAsync, RecvBlocking, Rtrb, SendAsync, SendBlocking, StdMpsc, SyncBounded,
-    Thingbuf, Tokio, fan_out,
+    AsyncBounded, AsyncChannel, AsyncbandMpsc, AsyncbandSpsc, AsyncbandSpscSpin, Crossbeam, Flume,
+    Kanal, Outcome, RapidfireMpsc, RecvAsync, RecvBlocking, Rtrb, SendAsync, SendBlocking, StdMpsc,
+    SyncBounded, Thingbuf, Tokio, fan_out,
 };
 use tokio::runtime::{Builder, Runtime};
 
@@ -340,6 +340,7 @@ fn entries() -> Vec<Entry> {
         threads_spsc,
         [
             AsyncbandSpsc,
+            AsyncbandSpscSpin,
             Rtrb,
             Tokio,
             Crossbeam,

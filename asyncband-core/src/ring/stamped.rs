@@ -2,26 +2,33 @@
 //! the second of the bounded ring's two algorithms (see `mod.rs`), over the
 //! cursors of its consumers, [`OneConsumer`] or [`ManyConsumers`].
 //!
-//! Producers share one *claim word*, updated only by compare-exchange:
+//! Producers share one *claim word*, updated by compare-exchange (and by
+//! `fetch_or` for the two flags that are only ever set):
 //!
 //! ```text
-//!  63            POS_SHIFT   POS_SHIFT-1    2      1         0
-//! +----------------+----------------------+-------+--------+
-//! | position (mod) | reserved units (R)   |WAITING| CLOSED |
-//! +----------------+----------------------+-------+--------+
+//!  63            POS_SHIFT   POS_SHIFT-1    3      2        1         0
+//! +----------------+----------------------+-------+-------+--------+
+//! | position (mod) | reserved units (R)   |POLLING|WAITING| CLOSED |
+//! +----------------+----------------------+-------+-------+--------+
 //! ```
 //!
-//! - `position` is the next position to claim, modulo `2^(62 - R_BITS)`
-//!   (at least 41 bits). The full 64-bit position is recovered from the
+//! - `position` is the next position to claim, modulo `2^(61 - R_BITS)`
+//!   (at least 40 bits). The full 64-bit position is recovered from the
 //!   slot's stamp, which always holds it; the truncation matters only to an
 //!   ABA on this word, which needs a thread stalled between its load and its
-//!   compare-exchange while 2^41 other claims happen (hours at the highest
+//!   compare-exchange while 2^40 other claims happen (hours at the highest
 //!   rates) and then resuming on exactly the same claim.
 //! - `R` counts capacity held as permits or granted to woken senders.
 //! - `WAITING` says senders are queued: newcomers then report `Full`, so
 //!   capacity freed while senders wait goes to them in order.
 //! - `CLOSED` freezes the boundary: a claim that succeeds before it is set is
 //!   received; every claim after it fails and hands its value back.
+//! - `POLLING` (one consumer) is set the first time a `try_recv` finds the
+//!   ring empty. From then on every send marks the claimed but unwritten
+//!   slots before its own (`mark_claims_before`), so that a consumer
+//!   spinning on `try_recv` can tell "empty" from the slot alone
+//!   (`try_front`) instead of loading this word, whose line the producers
+//!   then keep to themselves.
 //!
 //! Keeping all of this in the word every producer already compare-exchanges
 //! makes reserving, granting and closing linearise against sends with no
@@ -78,6 +85,10 @@ struct HeadLine {
     /// consumer finding the next slot unclaimed knows without loading the
     /// claim word that no close has completed.
     closed: AtomicBool,
+    /// One consumer: the first position claimed after `POLLING` was set
+    /// (`u64::MAX` before), from which on `try_front` may skip the claim
+    /// word. Only the consumer uses it.
+    fast_from: AtomicU64,
 }
 
 /// The consumers of a ring with many producers: [`OneConsumer`] or
@@ -397,6 +408,7 @@ impl<K: Consumers> Cursors for Claiming<K> {
             head: CachePadded::new(HeadLine {
                 word: AtomicU64::new(0),
                 closed: AtomicBool::new(false),
+                fast_from: AtomicU64::new(u64::MAX),
             }),
             consumers: K::new(),
         }
@@ -448,7 +460,8 @@ enum Lap {
 impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
     const CLOSED: u64 = 1;
     const WAITING: u64 = 2;
-    const R_SHIFT: u32 = 2;
+    const POLLING: u64 = 4;
+    const R_SHIFT: u32 = 3;
     const R_BITS: u32 = if CAP.is_power_of_two() {
         CAP.trailing_zeros() + 1
     } else {
@@ -551,9 +564,9 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
     ///
     /// `*value` holds a value.
     #[inline]
-    pub(super) unsafe fn publish(&self, pos: u64, known: u64, value: &mut Option<T>) {
+    pub(super) unsafe fn publish(&self, word: u64, known: u64, value: &mut Option<T>) {
         let full = if known == u64::MAX {
-            self.wait_writable(pos)
+            self.wait_writable(Self::pos(word))
         } else {
             known
         };
@@ -564,7 +577,9 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
         unsafe { slot.write_from(value) };
         // After the write, which owns the line the previous slot usually
         // shares.
-        self.mark_claims_before(full);
+        if word & Self::POLLING != 0 {
+            self.mark_claims_before(full);
+        }
         // A release store (`SeqCst` for a large value), paired with the
         // consumer's load in `front`: see `Slot::publish`.
         slot.publish(readable(full));
@@ -576,35 +591,73 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
     /// slot at the head that shows plain `writable` has nothing published
     /// after it, and `try_front` may report it empty without loading the
     /// claim word. Usually one load: the previous position is published.
-    #[inline]
+    #[inline(always)]
+    #[allow(clippy::inline_always, reason = "a step of every send")]
     fn mark_claims_before(&self, full: u64) {
         if K::Arity::MANY {
             return;
         }
-        let mut pos = full;
-        while pos > 0 {
-            pos -= 1;
+        // Position 0 wraps to a position no slot is stamped for.
+        let pos = full.wrapping_sub(1);
+        // ORDERING: Acquire: a published stamp synchronises with its
+        // producer, whose walk marked the positions before it.
+        let seen = self.slot(pos).stamp.load(Ordering::Acquire);
+        // Published or consumed, the usual case (the shift drops `CLAIMED`).
+        if seen << 1 != writable(pos) << 1 {
+            return;
+        }
+        self.mark_claims_from(pos);
+    }
+
+    /// The rest of `mark_claims_before`, from claimed position `pos` down.
+    #[cold]
+    #[inline(never)]
+    fn mark_claims_from(&self, mut pos: u64) {
+        loop {
             let stamp = &self.slot(pos).stamp;
-            // ORDERING: Acquire: a published stamp synchronises with its
-            // producer, whose walk marked the positions before it.
-            let mut seen = stamp.load(Ordering::Acquire);
-            if seen == writable(pos) {
-                // ORDERING: Acquire on failure, as above; the mark itself
-                // is ordered before our publish by that Release store.
-                seen = match stamp.compare_exchange(
-                    seen,
-                    seen | CLAIMED,
-                    Ordering::Relaxed,
-                    Ordering::Acquire,
-                ) {
-                    Ok(_) => continue,
-                    Err(now) => now,
-                };
-            }
-            if seen != writable(pos) | CLAIMED {
+            // ORDERING: Acquire, as in `mark_claims_before`.
+            let seen = stamp.load(Ordering::Acquire);
+            if seen << 1 != writable(pos) << 1
+                || (seen == writable(pos) && !Self::mark_claimed(stamp, pos))
+            {
                 return;
             }
+            pos = pos.wrapping_sub(1);
         }
+    }
+
+    /// Marks the slot of claimed position `pos`, stamped plain `writable`;
+    /// false if its producer published meanwhile.
+    fn mark_claimed(stamp: &Stamped, pos: u64) -> bool {
+        // ORDERING: Acquire on failure, as in `mark_claims_before`; the mark
+        // itself is ordered before our publish by that Release store.
+        match stamp.compare_exchange(
+            writable(pos),
+            writable(pos) | CLAIMED,
+            Ordering::Relaxed,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => true,
+            Err(now) => now == writable(pos) | CLAIMED,
+        }
+    }
+
+    /// One consumer, on finding the ring empty: sets `POLLING`, once, and
+    /// notes the first position whose producer will see it.
+    #[cold]
+    fn start_polling(&self) {
+        let line = &self.cursors.head;
+        // ORDERING: Relaxed: the consumer's own field.
+        if line.fast_from.load(Ordering::Relaxed) != u64::MAX {
+            return;
+        }
+        // ORDERING: Relaxed: a claim is ordered before or after this in the
+        // word's modification order, which is all that decides whether its
+        // producer walks; the consumer's own head needs no more.
+        let word = self.cursors.tail.fetch_or(Self::POLLING, Ordering::Relaxed);
+        let head = line.word.load(Ordering::Relaxed);
+        let claimed = Self::pos(word).wrapping_sub(head) & Self::POS_MASK;
+        line.fast_from.store(head + claimed, Ordering::Relaxed);
     }
 
     /// Many producers: compare-exchange on the claim word; on failure
@@ -697,7 +750,7 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
                 match self.cas_tail(word, word.wrapping_add(Self::ONE_POS)) {
                     Ok(_) => {
                         // SAFETY: claimed; `*value` holds a value.
-                        unsafe { self.publish(Self::pos(word), full, value) };
+                        unsafe { self.publish(word, full, value) };
                         return Ok(());
                     }
                     Err(current) => word = current,
@@ -730,7 +783,7 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
             match self.cas_tail(word, word.wrapping_add(Self::ONE_POS)) {
                 Ok(_) => {
                     // SAFETY: claimed; `*value` holds a value.
-                    unsafe { self.publish(Self::pos(word), known, value) };
+                    unsafe { self.publish(word, known, value) };
                     return Ok(());
                 }
                 Err(current) => word = current,
@@ -805,15 +858,23 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
                     fenced: false,
                 });
             }
-            // Unmarked: unclaimed, or claimed with nothing published after
-            // it (`mark_claims_before`). Either way no completed send waits.
-            // ORDERING: Relaxed: see `close`.
-            if stamp == writable(head) && !self.cursors.head.closed.load(Ordering::Relaxed) {
+            // Unmarked, past `fast_from`: unclaimed, or claimed with nothing
+            // published after it (`mark_claims_before`); no completed send
+            // waits. ORDERING: Relaxed: the consumer's own field; for
+            // `closed`, see `close`.
+            if stamp == writable(head)
+                && head >= self.cursors.head.fast_from.load(Ordering::Relaxed)
+                && !self.cursors.head.closed.load(Ordering::Relaxed)
+            {
                 return Err(PopError::Empty);
             }
         }
         // SAFETY: forwarded from the caller.
-        unsafe { self.front(cursor) }
+        let front = unsafe { self.front(cursor) };
+        if !K::Arity::MANY && matches!(front, Err(PopError::Empty)) {
+            self.start_polling();
+        }
+        front
     }
 
     unsafe fn published_behind(&self, _cursor: &mut K::Cursor) -> bool {
@@ -824,7 +885,7 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
         // this call has its claim in the word.
         let claimed = Self::pos(self.cursors.tail.load_sc()).wrapping_sub(head) & Self::POS_MASK;
         // ORDERING: Acquire pairs with each producer's publish.
-        (1..claimed.min(Self::CAP64))
+        (0..claimed.min(Self::CAP64))
             .any(|i| self.slot(head + i).stamp.load(Ordering::Acquire) == readable(head + i))
     }
 
@@ -845,6 +906,7 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
         self.acquire_units(n as u64, true)
     }
 
+    #[inline]
     unsafe fn push_reserved(&self, _cursor: &mut (), value: T) -> Result<(), T> {
         // ORDERING: Relaxed; the compare-exchange validates it.
         let mut word = self.cursors.tail.load(Ordering::Relaxed);
@@ -857,7 +919,7 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
             match self.cas_tail(word, word.wrapping_add(Self::ONE_POS - Self::ONE_R)) {
                 Ok(_) => {
                     // SAFETY: claimed; the value is in the option.
-                    unsafe { self.publish(Self::pos(word), u64::MAX, &mut Some(value)) };
+                    unsafe { self.publish(word, u64::MAX, &mut Some(value)) };
                     return Ok(());
                 }
                 Err(current) => word = current,

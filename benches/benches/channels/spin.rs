@@ -69,39 +69,47 @@ where
     }
 }
 
-impl<T: Payload, Tx: TrySend<T>> TrySend<T> for Busy<Tx> {
-    #[inline(always)]
-    fn try_send(&mut self, value: T) -> bool {
-        self.0.try_send(value)
-    }
-}
+#[allow(
+    clippy::inline_always,
+    reason = "as in `peers/`: a call per message would be part of what is measured"
+)]
+mod busy {
+    use super::{Busy, Payload, RecvBlocking, SendBlocking, TryRecv, TrySend, spin_loop};
 
-impl<T: Payload, Tx: TrySend<T> + Send> SendBlocking<T> for Busy<Tx> {
-    #[inline(always)]
-    fn send_blocking(&mut self, value: T) {
-        // `Payload` is `Copy`: a refused value is sent again.
-        while !self.0.try_send(value) {
-            spin_loop();
+    impl<T: Payload, Tx: TrySend<T>> TrySend<T> for Busy<Tx> {
+        #[inline(always)]
+        fn try_send(&mut self, value: T) -> bool {
+            self.0.try_send(value)
         }
     }
-}
 
-impl<T, Rx: TryRecv<T>> TryRecv<T> for Busy<Rx> {
-    #[inline(always)]
-    fn try_recv(&mut self) -> Option<T> {
-        self.0.try_recv()
-    }
-}
-
-impl<T, Rx: TryRecv<T> + Send> RecvBlocking<T> for Busy<Rx> {
-    /// Never `None`: `stream` takes a known number of messages.
-    #[inline(always)]
-    fn recv_blocking(&mut self) -> Option<T> {
-        loop {
-            if let Some(value) = self.0.try_recv() {
-                return Some(value);
+    impl<T: Payload, Tx: TrySend<T> + Send> SendBlocking<T> for Busy<Tx> {
+        #[inline(always)]
+        fn send_blocking(&mut self, value: T) {
+            // `Payload` is `Copy`: a refused value is sent again.
+            while !self.0.try_send(value) {
+                spin_loop();
             }
-            spin_loop();
+        }
+    }
+
+    impl<T, Rx: TryRecv<T>> TryRecv<T> for Busy<Rx> {
+        #[inline(always)]
+        fn try_recv(&mut self) -> Option<T> {
+            self.0.try_recv()
+        }
+    }
+
+    impl<T, Rx: TryRecv<T> + Send> RecvBlocking<T> for Busy<Rx> {
+        /// Never `None`: `stream` takes a known number of messages.
+        #[inline(always)]
+        fn recv_blocking(&mut self) -> Option<T> {
+            loop {
+                if let Some(value) = self.0.try_recv() {
+                    return Some(value);
+                }
+                spin_loop();
+            }
         }
     }
 }
