@@ -1,23 +1,19 @@
 //! How a single endpoint publishes its progress: plain stores while nobody
 //! waits on it, `SeqCst` stores while somebody does.
 //!
-//! # The problem
-//!
-//! A single producer (or a single consumer, freeing slots) stores its index,
-//! then loads the waiters' flag; a waiter stores its flag, then re-reads the
-//! index: the store-buffer pattern of [`crate::wait`]. Without a full
-//! barrier on both sides both loads can miss, and the publisher's barrier
-//! costs a cross-core round trip per message.
+//! A single producer (or consumer, freeing slots) stores its index, then
+//! loads the waiters' flag; a waiter stores its flag, then re-reads the
+//! index: the store-buffer race of [`crate::wait`]. A full barrier on the
+//! publisher's side would cost a cross-core round trip per message.
 //!
 //! # The asymmetric fence
 //!
 //! Linux's `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)` runs a full
-//! barrier on every running thread of the process. A waiter that stores its
-//! flag and then calls it knows that a publish the publisher ordered (by a
-//! compiler fence) before its flag load is visible to the re-check, or that
-//! the flag load comes after the barrier and sees the flag. The publisher
-//! pays nothing; the waiter pays a system call, so a [`Mode`] asks for it
-//! once per stretch of waiting:
+//! barrier on every running thread of the process: after a waiter stores its
+//! flag and calls it, either the re-check sees a publish the publisher
+//! ordered (by a compiler fence) before its flag load, or that load sees the
+//! flag. The waiter pays a system call, so a [`Mode`] asks for it once per
+//! stretch of waiting:
 //!
 //! | mode | publisher stores | a waiter, before re-checking |
 //! | --- | --- | --- |
@@ -27,41 +23,30 @@
 //!
 //! - A new fence starts `FENCED` for [`FENCED_AT_FIRST`] publishes, so a
 //!   short exchange (a reply channel) never makes the system call.
-//! - The publisher reads the mode at the start of each publish. On
-//!   `REQUESTED` it stores `FENCED` (`SeqCst`, which also makes every
-//!   earlier publish visible to whoever reads `FENCED`) and publishes fenced
-//!   from then on. A waiter skips the system call only on `FENCED`; a
-//!   publish that started before the acknowledgement was covered by the
-//!   requesting waiter's system call.
+//! - On `REQUESTED` the publisher stores `FENCED` (`SeqCst`, so whoever reads
+//!   `FENCED` sees every earlier publish); a publish begun before that is
+//!   covered by the requesting waiter's system call.
 //! - After a stretch of fenced publishes that found nobody waiting
-//!   (`Mode::acknowledge` sizes it), the publisher stores `PLAIN`, then
-//!   loads the waiters' flag, and if a waiter is there stores `FENCED` again
-//!   before its next publish. The waiter stores its flag, then loads the
-//!   mode (all `SeqCst`), so one sees the other: a waiter that saw `FENCED`
-//!   is seen by the publisher before it publishes plainly.
-//! - "Found nobody waiting" is asked after the publish woke its waiters, so
-//!   a stretch runs out even while waiters come often; the next waiter then
-//!   loses the bet and doubles the stretch. Counting served waiters would
-//!   keep a streaming SPSC channel fenced for good.
+//!   (`Mode::acknowledge` sizes it), the publisher stores `PLAIN`, then loads
+//!   the flag and stores `FENCED` again if a waiter is there; the waiter
+//!   stores its flag, then loads the mode (all `SeqCst`): one sees the other.
+//!   The flag is asked after the publish woke its waiters, so a stretch runs
+//!   out even while waiters come often (counting them would keep a streaming
+//!   channel fenced for good).
 //!
-//! Where `membarrier` is not available (another OS, a seccomp filter, Miri,
-//! loom) the mode is `FENCED` forever, at one relaxed load per publish.
+//! Without `membarrier` (another OS, a seccomp filter, Miri, loom) the mode
+//! stays `FENCED`, at one relaxed load per publish.
 //!
-//! # Running without the barrier
+//! # Turning the barrier off
 //!
 //! The system call interrupts every CPU running a thread of the process,
-//! isolated cores included. Either switch turns it off, as if the kernel
-//! lacked it (`SeqCst` publishes, no system call, no registration):
-//!
-//! - the `no-membarrier` cargo feature (of `asyncband`, forwarded here),
-//!   which any crate in the build can enable for the whole program;
-//! - `ASYNCBAND_MEMBARRIER=off` (any ASCII case), read once per process
-//!   when the first channel with a single endpoint is made (or at
-//!   [`membarrier_in_use`]); any other value leaves the barrier on.
-//!
-//! That same moment registers the process for the barrier (milliseconds,
-//! once, never in a send or a receive). [`membarrier_calls`] counts the
-//! system calls made.
+//! isolated cores included. The `no-membarrier` cargo feature (of
+//! `asyncband`, forwarded here, so any crate in the build can enable it) or
+//! `ASYNCBAND_MEMBARRIER=off` (any ASCII case) turns it off, as if the kernel
+//! lacked it. The variable is read once, when the first single-endpoint
+//! channel is made (or at [`membarrier_in_use`]), which also registers the
+//! process for the barrier (milliseconds, never in a send or a receive).
+//! [`membarrier_calls`] counts the system calls.
 
 use self::membarrier::Membarrier;
 use crate::sync::{AtomicUsize, Ordering, SeqCst, UnsafeCell};
@@ -80,19 +65,17 @@ const FENCED_AT_FIRST: u32 = 64;
 /// The longest stretch of fenced publishes [`Mode`] doubles up to.
 const MAX_FENCED_STRETCH: u32 = 1 << 20;
 
-/// The publication mode of one single endpoint, shared by its waiters and
-/// its publisher.
+/// One single endpoint's mode, `PLAIN`, `REQUESTED` or `FENCED` (module
+/// docs), shared by its waiters and its publisher.
 #[derive(Debug)]
 pub(crate) struct Mode {
-    /// `PLAIN`, `REQUESTED` or `FENCED` (module docs).
     mode: AtomicUsize,
 }
 
 /// The publisher's own count of its fenced stretches.
 #[derive(Debug)]
 struct Stretch {
-    /// Fenced publishes with nobody waiting still to go before plain stores;
-    /// reset to `length` whenever the publisher sees a waiter.
+    /// Fenced publishes with nobody waiting left before plain stores.
     left: u32,
     /// The length of a stretch; starts at [`PLAIN_AFTER`].
     length: u32,
@@ -101,7 +84,7 @@ struct Stretch {
 }
 
 impl Stretch {
-    /// The count of a new publisher, whose fence starts `FENCED`.
+    /// A new publisher's count, its fence `FENCED`.
     fn new() -> Self {
         Self {
             left: FENCED_AT_FIRST,
@@ -112,9 +95,8 @@ impl Stretch {
 }
 
 impl Mode {
-    /// A fence that starts `FENCED`; makes the process's barrier decision
-    /// now ([`Fence::new`]).
-    pub(crate) fn new() -> Self {
+    /// A fence that starts `FENCED`; decides about the barrier ([`Fence::new`]).
+    fn new() -> Self {
         membarrier::process();
         Self {
             mode: AtomicUsize::new(FENCED),
@@ -148,25 +130,13 @@ impl Mode {
             PLAIN_AFTER
         };
         own.left = own.length;
-        // SeqCst: waiters that read the acknowledgement see every earlier
-        // publish.
+        // SeqCst: whoever reads it sees every earlier publish.
         self.mode.store_sc(FENCED);
         true
     }
 
-    /// [`Fence::fenced_publish`].
-    #[inline]
-    fn fenced_publish(
-        &self,
-        own: &mut Stretch,
-        waiting: impl Fn() -> bool,
-        position: impl FnOnce() -> u64,
-    ) {
-        self.fenced_publish_through(own, membarrier::process, waiting, position);
-    }
-
-    /// [`Mode::fenced_publish`], asking `barrier()` only when a stretch runs
-    /// out.
+    /// [`Fence::fenced_publish`], asking `barrier()` only when a stretch
+    /// runs out.
     #[inline]
     fn fenced_publish_through<'b>(
         &self,
@@ -180,15 +150,13 @@ impl Mode {
         if self.mode.load(Ordering::Relaxed) != FENCED {
             return;
         }
-        let expired = if waiting() {
+        if waiting() {
             own.left = own.length;
-            false
         } else {
             own.left -= 1;
-            own.left == 0
-        };
-        if expired {
-            self.go_plain(own, barrier(), waiting, position());
+            if own.left == 0 {
+                self.go_plain(own, barrier(), waiting, position());
+            }
         }
     }
 
@@ -207,36 +175,26 @@ impl Mode {
         if !barrier.usable() {
             return;
         }
-        // SeqCst, then the flag: the publisher's half of the pattern with a
-        // waiter that stores its flag, then loads the mode.
+        // SeqCst, then the flag: the publisher's half of the race with a
+        // waiter's flag store and mode load.
         self.mode.store_sc(PLAIN);
         if waiting() {
             self.mode.store_sc(FENCED);
         }
     }
 
-    /// [`Fence::before_wait`].
-    pub(crate) fn before_wait(&self) {
-        self.before_wait_through(membarrier::process);
-    }
-
-    /// [`Mode::before_wait`], through `barrier()`, the one that let this
+    /// [`Fence::before_wait`], through `barrier()`, the one that let this
     /// fence go plain.
     fn before_wait_through<'b>(&self, barrier: impl FnOnce() -> &'b Membarrier) {
-        match self.mode.load_sc() {
-            FENCED => {}
-            mode => {
-                if mode == PLAIN {
-                    // ORDERING: Relaxed; the system call below orders it.
-                    let _ = self.mode.compare_exchange(
-                        PLAIN,
-                        REQUESTED,
-                        Ordering::Relaxed,
-                        Ordering::Relaxed,
-                    );
-                }
-                barrier().call();
-            }
+        let mode = self.mode.load_sc();
+        if mode == PLAIN {
+            // ORDERING: Relaxed; the system call below orders it.
+            let _ =
+                self.mode
+                    .compare_exchange(PLAIN, REQUESTED, Ordering::Relaxed, Ordering::Relaxed);
+        }
+        if mode != FENCED {
+            barrier().call();
         }
     }
 }
@@ -275,14 +233,14 @@ pub trait Fence: std::fmt::Debug + Send + Sync + 'static {
     fn before_wait(&self);
 }
 
-/// A park channel's fence: the shared [`Mode`] and the publisher's own
-/// [`Stretch`], on one line.
+/// A park channel's fence: the shared [`Mode`] and the publisher's
+/// [`Stretch`].
 #[derive(Debug)]
 pub struct SingleFence {
     mode: Mode,
     /// # Safety
     ///
-    /// Touched only by the publisher (see [`Fence::fenced`]).
+    /// Touched only by the publisher ([`Fence::fenced`]).
     own: UnsafeCell<Stretch>,
 }
 
@@ -312,12 +270,13 @@ impl Fence for SingleFence {
         self.own.with_mut(|own| {
             // SAFETY: as in `fenced`.
             let own = unsafe { &mut *own };
-            self.mode.fenced_publish(own, waiting, position);
+            self.mode
+                .fenced_publish_through(own, membarrier::process, waiting, position);
         });
     }
 
     fn before_wait(&self) {
-        self.mode.before_wait();
+        self.mode.before_wait_through(membarrier::process);
     }
 }
 
@@ -365,7 +324,7 @@ impl Fence for SpinFence {
 #[doc(hidden)]
 #[must_use]
 pub fn membarrier_decided() -> bool {
-    membarrier::decided()
+    membarrier::PROCESS.get().is_some()
 }
 
 /// How many `membarrier` system calls this process has made for
@@ -380,7 +339,9 @@ pub fn membarrier_decided() -> bool {
 #[doc(hidden)]
 #[must_use]
 pub fn membarrier_calls() -> u64 {
-    membarrier::process_calls()
+    membarrier::PROCESS
+        .get()
+        .map_or(0, membarrier::Membarrier::calls)
 }
 
 /// Whether this process's fences use `membarrier` (module docs); decides
@@ -428,8 +389,7 @@ mod membarrier {
     }
 
     impl Membarrier {
-        /// Usable unless `turned_off` (then the kernel is not asked) or the
-        /// kernel does not register the process.
+        /// Usable unless `turned_off` (the kernel not asked) or unregistered.
         pub(super) fn probe(turned_off: bool) -> Self {
             Self {
                 usable: !turned_off && register(),
@@ -456,7 +416,8 @@ mod membarrier {
         }
     }
 
-    static PROCESS: OnceLock<Membarrier> = OnceLock::new();
+    /// The process's decision, made once.
+    pub(super) static PROCESS: OnceLock<Membarrier> = OnceLock::new();
 
     /// The process's decision; makes it, reading [`ENV`], if nobody has.
     pub(super) fn process() -> &'static Membarrier {
@@ -466,22 +427,11 @@ mod membarrier {
         })
     }
 
-    /// Whether the process's decision is made.
-    pub(super) fn decided() -> bool {
-        PROCESS.get().is_some()
-    }
-
-    /// The system calls the process has made, without deciding anything.
-    pub(super) fn process_calls() -> u64 {
-        PROCESS.get().map_or(0, Membarrier::calls)
-    }
-
     /// Whether the private expedited command is offered; registers the
     /// process for it if so.
     #[cfg(all(target_os = "linux", not(asyncband_loom), not(miri)))]
     fn register() -> bool {
-        // SAFETY: a system call with integer arguments; it reads and
-        // writes no memory of ours.
+        // SAFETY: a system call with integer arguments, touching no memory.
         let query = unsafe { libc::syscall(libc::SYS_membarrier, QUERY, 0, 0) };
         if query < 0 || query & i64::from(PRIVATE_EXPEDITED) == 0 {
             return false;
@@ -752,7 +702,7 @@ impl Mode {
         let mut own = Stretch::new();
         for position in 1..=u64::from(FENCED_AT_FIRST) {
             if fence.fenced(&mut own, position) {
-                fence.fenced_publish(&mut own, || false, || position);
+                fence.fenced_publish_through(&mut own, membarrier::process, || false, || position);
             }
         }
         assert_eq!(fence.is_plain(), membarrier::process().usable());
