@@ -2,20 +2,18 @@
 //! hints, pauses, the spin latch, backoff schedules, and parking.
 //!
 //! A [`Park`](super::Park) channel's blocking operation tries, backs off
-//! ([`Backoff`]), then drives the channel's cancel-safe future with a waker
-//! that unparks the thread ([`block_on`]), so a timeout is the future's
-//! drop. A [`Spin`](super::Spin) channel's only spins ([`Backoff::endless`]).
+//! ([`Backoff`]: spins a few microseconds unless every core has a spinner,
+//! then yields [`YIELDS`] times, handing an oversubscribed core to the
+//! thread waited for), then drives the channel's cancel-safe future with a
+//! waker that unparks the thread ([`block_on`]), so a timeout is the
+//! future's drop. A [`Spin`](super::Spin) channel only spins.
 //!
-//! [`Backoff`] spins a few microseconds (unless every core already has a
-//! spinner), then yields [`YIELDS`] times, which on an oversubscribed
-//! machine hands the core to the thread waited for without a wake-up.
-//! A blocking receive yields only on an oversubscribed machine (more
-//! runnable threads than cores, by `/proc/loadavg`, or as
-//! `ASYNCBAND_OVERSUBSCRIBED` says); after short waits it spins longer, and
-//! oversubscribed it parks at once while values come one by one
-//! ([`ReceiveWaits`]). Senders skip the yields when there are many
-//! receivers (a yield would hand the core to another sender), and the spin
-//! when they share one receiver (it would hold the receiver's core).
+//! A blocking receive yields only on an oversubscribed machine
+//! ([`oversubscribed_now`]), spins longer after short waits, and parks at
+//! once oversubscribed while values come one by one ([`ReceiveWaits`]).
+//! Senders skip the yields when there are many receivers (a yield would
+//! hand the core to another sender), and the spin when they share one
+//! receiver (it would hold the receiver's core).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -43,8 +41,7 @@ pub(crate) fn spin_hint() {
 /// Spins of a [`pause`] before it yields.
 const PAUSE_SPINS: u32 = if cfg!(asyncband_loom) { 1 } else { 64 };
 
-/// A receive future's spins on a value still being written before it yields
-/// the thread, then the task.
+/// A receive future's spins on a value being written before it yields.
 pub(crate) const BUSY_POLL_SPINS: u32 = if cfg!(asyncband_loom) { 2 } else { 64 };
 
 /// Waits out another thread's few-instruction step: spins, then (parking
@@ -60,7 +57,7 @@ pub(crate) fn pause<W: Wait>(spins: &mut u32) {
 }
 
 /// A spin latch for pushes through a single producer's held capacity, whose
-/// cursor several threads may take turns at; held only around a push.
+/// cursor several threads may take turns at.
 #[derive(Debug)]
 pub(crate) struct Latch(AtomicBool);
 
@@ -102,8 +99,7 @@ const CHECKS: u32 = 128;
 const HINTS: u32 = 2;
 /// Checks before a phase joins the shared spinner count.
 const FREE_CHECKS: u32 = 16;
-/// `sched_yield` calls, each followed by a check, after the spin phase and
-/// before parking.
+/// `sched_yield` calls, each followed by a check, before parking.
 pub const YIELDS: u32 = 10;
 
 /// The yields of a schedule that never ends ([`Backoff::endless`]).
@@ -121,17 +117,32 @@ fn cores() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get))
 }
 
-/// How long a look at the run queue stays good for ([`oversubscribed`]).
+/// How long a look at the run queue stays good for.
 const LOOK_NANOS: u64 = 5_000_000;
 /// When the run queue was last looked at (`coarse_now_nanos`), and what was
 /// seen (the low bit). Not a protocol word.
 static LOOKED: StdAtomicU64 = StdAtomicU64::new(0);
 
+/// Decides oversubscription for the process when `never` or `always` (any
+/// ASCII case). Read once.
+const OVERSUBSCRIBED_ENV: &str = "ASYNCBAND_OVERSUBSCRIBED";
+
 /// Whether the machine has more runnable threads (the fourth field of
 /// `/proc/loadavg`, read at most every [`LOOK_NANOS`]) than this process may
-/// use cores; false where that is unavailable; [`OVERSUBSCRIBED_ENV`]
-/// overrides it. A wrong answer costs a wake-up, never a value.
-fn oversubscribed() -> bool {
+/// use cores, as a blocking receive judges it; false where that is
+/// unavailable; [`OVERSUBSCRIBED_ENV`] overrides it. A wrong answer costs a
+/// wake-up, never a value. Not public API: benchmarks and tests report it.
+///
+/// # Examples
+///
+/// ```
+/// if cfg!(not(target_os = "linux")) && std::env::var_os("ASYNCBAND_OVERSUBSCRIBED").is_none() {
+///     assert!(!asyncband_core::wait::oversubscribed_now());
+/// }
+/// ```
+#[doc(hidden)]
+#[must_use]
+pub fn oversubscribed_now() -> bool {
     if let Some(fixed) = oversubscribed_by_env() {
         return fixed;
     }
@@ -149,26 +160,6 @@ fn oversubscribed() -> bool {
     busy
 }
 
-/// Decides [`oversubscribed`] for the process when `never` or `always` (any
-/// ASCII case). Read once.
-const OVERSUBSCRIBED_ENV: &str = "ASYNCBAND_OVERSUBSCRIBED";
-
-/// Whether a blocking receive would now judge the machine oversubscribed
-/// (module docs). Not public API: benchmarks and tests report it.
-///
-/// # Examples
-///
-/// ```
-/// if cfg!(not(target_os = "linux")) && std::env::var_os("ASYNCBAND_OVERSUBSCRIBED").is_none() {
-///     assert!(!asyncband_core::wait::oversubscribed_now());
-/// }
-/// ```
-#[doc(hidden)]
-#[must_use]
-pub fn oversubscribed_now() -> bool {
-    oversubscribed()
-}
-
 /// What [`OVERSUBSCRIBED_ENV`] says, read once; nothing under loom and Miri.
 fn oversubscribed_by_env() -> Option<bool> {
     static FIXED: OnceLock<Option<bool>> = OnceLock::new();
@@ -184,13 +175,8 @@ fn oversubscribed_by_env() -> Option<bool> {
 
 fn parse_oversubscribed(value: Option<&std::ffi::OsStr>) -> Option<bool> {
     let value = value?;
-    if value.eq_ignore_ascii_case("never") {
-        Some(false)
-    } else if value.eq_ignore_ascii_case("always") {
-        Some(true)
-    } else {
-        None
-    }
+    let always = value.eq_ignore_ascii_case("always");
+    (always || value.eq_ignore_ascii_case("never")).then_some(always)
 }
 
 /// A cheap monotonic clock in nanoseconds, a few milliseconds coarse
@@ -292,8 +278,9 @@ impl ReceiveWaits {
     /// The schedule for a blocking receive about to wait, `head` reading the
     /// consumers' head, and how long its spin phase may last.
     pub(crate) fn schedule(&self, head: impl FnOnce() -> u64) -> (fn() -> Backoff, u64) {
-        let schedule =
-            ReceiveSchedule::choose(oversubscribed(), || self.park_at_once(head(), now_nanos()));
+        let schedule = ReceiveSchedule::choose(oversubscribed_now(), || {
+            self.park_at_once(head(), now_nanos())
+        });
         let spin_nanos = if schedule == ReceiveSchedule::Spin {
             self.spin_nanos()
         } else {
@@ -303,8 +290,7 @@ impl ReceiveWaits {
     }
 
     /// How long a spinning receive may spin: twice the last timed wait,
-    /// capped at [`LONG_SPIN_NANOS`], or 0 if that wait was longer. Values
-    /// tens of microseconds apart then need no wake-up on either side.
+    /// capped at [`LONG_SPIN_NANOS`], or 0 if that wait was longer.
     fn spin_nanos(&self) -> u64 {
         // ORDERING: Relaxed; a hint.
         let last = self.last_wait.load(StdOrdering::Relaxed);
@@ -351,8 +337,7 @@ impl ReceiveWaits {
 enum ReceiveSchedule {
     /// Spins, then parks: a core for every runnable thread.
     Spin,
-    /// Spins, yields, then parks: oversubscribed, the yields let producers
-    /// fill the channel.
+    /// Spins, yields (letting producers fill the channel), then parks.
     SpinAndYield,
     /// Parks at once ([`Backoff::none`]), and the send wakes it.
     ParkAtOnce,
@@ -361,8 +346,7 @@ enum ReceiveSchedule {
 impl ReceiveSchedule {
     /// The schedule on a machine that is or is not `oversubscribed`; only an
     /// oversubscribed one asks `park_at_once` whether values stopped coming
-    /// in runs (by rate: a receiver kept off its core finds a long run that
-    /// came slowly), when a yield or a spin would only waste time.
+    /// in runs (by rate), when a yield or a spin would only waste time.
     fn choose(oversubscribed: bool, park_at_once: impl FnOnce() -> bool) -> Self {
         if !oversubscribed {
             Self::Spin
@@ -406,13 +390,11 @@ pub struct Backoff {
     started: bool,
     /// Whether this schedule is counted in `SPINNING`.
     counted: bool,
-    /// How long past `began` the spin phase may go on once its checks are
-    /// done (0: it ends with them); see [`Backoff::lengthened`].
+    /// How long past `began` the spin phase may go on after its checks.
     spin_nanos: u64,
     /// Whether the schedule reads the clock when it starts.
     timed: bool,
-    /// `now_nanos` when a timed schedule started (after its free checks);
-    /// 0 before that.
+    /// `now_nanos` when a timed schedule started (after its free checks), or 0.
     began: u64,
 }
 
@@ -570,34 +552,25 @@ impl Backoff {
     /// Waits a little before the caller checks again; false once the caller
     /// should park instead (at once under loom).
     pub fn snooze(&mut self) -> bool {
-        if self.yields == ENDLESS {
-            for _ in 0..HINTS {
-                spin_hint();
+        if self.yields != ENDLESS {
+            if !self.started && (self.round >= FREE_CHECKS || cfg!(asyncband_loom)) {
+                self.start();
             }
-            return true;
-        }
-        if !self.started && (self.round >= FREE_CHECKS || cfg!(asyncband_loom)) {
-            self.start();
-        }
-        if self.round >= CHECKS {
-            if self.spins_on() {
-                for _ in 0..HINTS {
-                    spin_hint();
+            if self.round < CHECKS {
+                self.round += 1;
+            } else if !self.spins_on() {
+                self.release();
+                if cfg!(asyncband_loom) || self.round >= CHECKS + self.yields {
+                    return false;
                 }
+                self.round += 1;
+                thread::yield_now();
                 return true;
             }
-            self.release();
-            if cfg!(asyncband_loom) || self.round >= CHECKS + self.yields {
-                return false;
-            }
-            self.round += 1;
-            thread::yield_now();
-            return true;
         }
         for _ in 0..HINTS {
             spin_hint();
         }
-        self.round += 1;
         true
     }
 }
@@ -671,15 +644,12 @@ impl Drop for WokenOnExit<'_> {
     }
 }
 
-/// Sleeps about the shortest time the kernel allows (not cut by an unpark).
-#[cfg(not(asyncband_loom))]
+/// Sleeps about the shortest time the kernel allows (not cut by an unpark);
+/// nothing under loom, which never chooses a park-at-once schedule.
 fn nap() {
+    #[cfg(not(asyncband_loom))]
     std::thread::sleep(std::time::Duration::from_micros(20));
 }
-
-/// Under loom, where a park-at-once schedule is never chosen.
-#[cfg(asyncband_loom)]
-fn nap() {}
 
 /// Drives `future` to completion on this thread, after each `Pending`
 /// backing off through a fresh `schedule()`, then parking. Returns `None`
