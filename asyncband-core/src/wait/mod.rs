@@ -1,15 +1,12 @@
 //! Waiting, the third axis beside topology and storage: where endpoints
-//! wait, how they are woken, and how a thread spends the wait.
-//!
-//! A [`Wait`] policy is a type parameter of every storage and channel:
+//! wait, how they are woken, and how a thread spends the wait:
 //!
 //! | policy | waiters | single-endpoint publish | blocking operations | async operations |
 //! | --- | --- | --- | --- | --- |
 //! | [`Park`] | a [`Cell`] per single side, a [`Queue`] per many side | plain while nobody waits, else `SeqCst` (`fence.rs`) | spin, yield, then park | yes |
 //! | [`Spin`] | none | plain (`SeqCst` only where `membarrier` is unavailable) | spin, checking the clock for deadlines | none |
 //!
-//! A spin channel's "is anybody waiting?" folds to `false`. Every loop and
-//! constant of a waiting thread lives in `backoff.rs`.
+//! Every loop and constant of a waiting thread lives in `backoff.rs`.
 //!
 //! # Units and grants
 //!
