@@ -278,15 +278,10 @@ impl ReceiveWaits {
     /// The schedule for a blocking receive about to wait, `head` reading the
     /// consumers' head, and how long its spin phase may last.
     pub(crate) fn schedule(&self, head: impl FnOnce() -> u64) -> (fn() -> Backoff, u64) {
-        let schedule = ReceiveSchedule::choose(oversubscribed_now(), || {
-            self.park_at_once(head(), now_nanos())
-        });
-        let spin_nanos = if schedule == ReceiveSchedule::Spin {
-            self.spin_nanos()
-        } else {
-            0
-        };
-        (schedule.backoff(), spin_nanos)
+        let oversubscribed = oversubscribed_now();
+        let spin_nanos = if oversubscribed { 0 } else { self.spin_nanos() };
+        let park_at_once = || self.park_at_once(head(), now_nanos());
+        (receive_backoff(oversubscribed, park_at_once), spin_nanos)
     }
 
     /// How long a spinning receive may spin: twice the last timed wait,
@@ -332,37 +327,17 @@ impl ReceiveWaits {
     }
 }
 
-/// How a blocking receive waits before it parks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ReceiveSchedule {
-    /// Spins, then parks: a core for every runnable thread.
-    Spin,
-    /// Spins, yields (letting producers fill the channel), then parks.
-    SpinAndYield,
-    /// Parks at once ([`Backoff::none`]), and the send wakes it.
-    ParkAtOnce,
-}
-
-impl ReceiveSchedule {
-    /// The schedule on a machine that is or is not `oversubscribed`; only an
-    /// oversubscribed one asks `park_at_once` whether values stopped coming
-    /// in runs (by rate), when a yield or a spin would only waste time.
-    fn choose(oversubscribed: bool, park_at_once: impl FnOnce() -> bool) -> Self {
-        if !oversubscribed {
-            Self::Spin
-        } else if park_at_once() {
-            Self::ParkAtOnce
-        } else {
-            Self::SpinAndYield
-        }
-    }
-
-    fn backoff(self) -> fn() -> Backoff {
-        match self {
-            Self::Spin => Backoff::without_yields,
-            Self::SpinAndYield => Backoff::new,
-            Self::ParkAtOnce => Backoff::none,
-        }
+/// How a blocking receive waits before it parks: spins (a core for every
+/// runnable thread), else spins and yields (letting producers fill the
+/// channel), or parks at once if `park_at_once` says values stopped coming
+/// in runs (by rate), when a yield or a spin would only waste time.
+fn receive_backoff(oversubscribed: bool, park_at_once: impl FnOnce() -> bool) -> fn() -> Backoff {
+    if !oversubscribed {
+        Backoff::without_yields
+    } else if park_at_once() {
+        Backoff::none
+    } else {
+        Backoff::new
     }
 }
 
@@ -820,29 +795,17 @@ mod tests {
     #[test]
     fn a_receiver_yields_only_on_an_oversubscribed_machine() {
         let not_asked = || -> bool { panic!("the rate is only looked at when oversubscribed") };
-        assert_eq!(
-            ReceiveSchedule::choose(false, not_asked),
-            ReceiveSchedule::Spin
-        );
-        assert_eq!(
-            ReceiveSchedule::choose(true, || false),
-            ReceiveSchedule::SpinAndYield
-        );
-        assert_eq!(
-            ReceiveSchedule::choose(true, || true),
-            ReceiveSchedule::ParkAtOnce
-        );
-        let spins = snoozes(ReceiveSchedule::Spin.backoff()());
+        let spins = snoozes(receive_backoff(false, not_asked)());
         assert!(
             [FREE_CHECKS, CHECKS].contains(&spins),
             "{spins} snoozes: spins only expected"
         );
-        let snoozed = snoozes(ReceiveSchedule::SpinAndYield.backoff()());
+        let snoozed = snoozes(receive_backoff(true, || false)());
         assert!(
             [FREE_CHECKS + YIELDS, CHECKS + YIELDS].contains(&snoozed),
             "{snoozed} snoozes: spins and {YIELDS} yields expected"
         );
-        assert_eq!(snoozes(ReceiveSchedule::ParkAtOnce.backoff()()), 0);
+        assert_eq!(snoozes(receive_backoff(true, || true)()), 0);
     }
 
     #[test]

@@ -172,7 +172,7 @@ impl Mode {
     ) {
         own.left = own.length;
         own.plain_at = position;
-        if !barrier.usable() {
+        if !barrier.usable {
             return;
         }
         // SeqCst, then the flag: the publisher's half of the race with a
@@ -292,7 +292,7 @@ pub struct SpinFence {
 impl Fence for SpinFence {
     fn new() -> Self {
         Self {
-            fenced: !membarrier::process().usable(),
+            fenced: !membarrier::process().usable,
         }
     }
 
@@ -357,7 +357,7 @@ pub fn membarrier_calls() -> u64 {
 #[doc(hidden)]
 #[must_use]
 pub fn membarrier_in_use() -> bool {
-    membarrier::process().usable()
+    membarrier::process().usable
 }
 
 /// `membarrier(2)`, where the kernel offers it and it is not turned off.
@@ -383,7 +383,7 @@ mod membarrier {
     pub(super) struct Membarrier {
         /// Registered and not turned off; fences go plain, and so call,
         /// only through a usable one.
-        usable: bool,
+        pub(super) usable: bool,
         /// System calls made through [`Membarrier::call`].
         calls: AtomicU64,
     }
@@ -395,11 +395,6 @@ mod membarrier {
                 usable: !turned_off && register(),
                 calls: AtomicU64::new(0),
             }
-        }
-
-        /// Whether fences deciding through this one may go plain.
-        pub(super) fn usable(&self) -> bool {
-            self.usable
         }
 
         /// The system calls made through this one so far.
@@ -524,7 +519,7 @@ mod tests {
         assert!(
             published[FENCED_AT_FIRST as usize..]
                 .iter()
-                .all(|&f| f != membarrier::process().usable())
+                .all(|&f| f != membarrier::process().usable)
         );
         (fence, start)
     }
@@ -535,14 +530,14 @@ mod tests {
         // A waiter on a new channel needs no system call: the fence is
         // already fenced.
         assert_eq!(fence.fence.mode.load_sc(), FENCED);
-        fence.fence.before_wait();
+        fence.fence.before_wait_through(membarrier::process);
         assert_eq!(fence.fence.mode.load_sc(), FENCED);
         let first = u64::from(FENCED_AT_FIRST);
         let published = publish(&mut fence, 0..first + 1, false);
         assert!(published[..FENCED_AT_FIRST as usize].iter().all(|&f| f));
         assert_eq!(
             published[FENCED_AT_FIRST as usize],
-            !membarrier::process().usable()
+            !membarrier::process().usable
         );
     }
 
@@ -550,13 +545,13 @@ mod tests {
     fn a_fenced_stretch_with_nobody_waiting_goes_plain_after_plain_after_publishes() {
         let (mut fence, at) = plain_for_a_while();
         let stretch = u64::from(PLAIN_AFTER);
-        fence.fence.before_wait();
+        fence.fence.before_wait_through(membarrier::process);
         let after = publish(&mut fence, at..at + stretch + 5, false);
         assert!(after[..PLAIN_AFTER as usize].iter().all(|&f| f));
         assert!(
             after[PLAIN_AFTER as usize..]
                 .iter()
-                .all(|&f| f != membarrier::process().usable())
+                .all(|&f| f != membarrier::process().usable)
         );
     }
 
@@ -564,7 +559,7 @@ mod tests {
     fn a_waiter_seen_while_fenced_restarts_the_stretch() {
         let (mut fence, mut at) = plain_for_a_while();
         let stretch = u64::from(PLAIN_AFTER);
-        fence.fence.before_wait();
+        fence.fence.before_wait_through(membarrier::process);
         assert!(
             publish(&mut fence, at..at + stretch / 2, false)
                 .iter()
@@ -582,18 +577,18 @@ mod tests {
         at += stretch;
         assert_eq!(
             publish(&mut fence, at..at + 1, false),
-            [!membarrier::process().usable()]
+            [!membarrier::process().usable]
         );
     }
 
     #[test]
     fn a_waiter_soon_after_going_plain_doubles_the_next_stretch_and_a_late_one_resets_it() {
         let (mut fence, mut at) = plain_for_a_while();
-        if !membarrier::process().usable() {
+        if !membarrier::process().usable {
             return;
         }
         let stretch = u64::from(PLAIN_AFTER);
-        fence.fence.before_wait();
+        fence.fence.before_wait_through(membarrier::process);
         // PLAIN_AFTER fenced publishes, then plain.
         assert_eq!(
             publish(&mut fence, at..at + stretch + 1, false).last(),
@@ -601,7 +596,7 @@ mod tests {
         );
         at += stretch + 1;
         // A waiter after one plain publish: the bet lost, twice as long.
-        fence.fence.before_wait();
+        fence.fence.before_wait_through(membarrier::process);
         let doubled = publish(&mut fence, at..at + 2 * stretch + 1, false);
         assert!(doubled[..2 * PLAIN_AFTER as usize].iter().all(|&f| f));
         assert!(!doubled[2 * PLAIN_AFTER as usize]);
@@ -614,7 +609,7 @@ mod tests {
                 .all(|&f| !f)
         );
         at += 3 * stretch;
-        fence.fence.before_wait();
+        fence.fence.before_wait_through(membarrier::process);
         let reset = publish(&mut fence, at..at + stretch + 1, false);
         assert!(reset[..PLAIN_AFTER as usize].iter().all(|&f| f));
         assert!(!reset[PLAIN_AFTER as usize]);
@@ -638,7 +633,7 @@ mod tests {
     #[test]
     fn with_the_barrier_turned_off_a_fence_never_goes_plain_and_never_calls_it() {
         let off = Membarrier::probe(true);
-        assert!(!off.usable());
+        assert!(!off.usable);
         let mut fence = Publisher::new();
         let stretch = 4 * u64::from(PLAIN_AFTER);
         let mut at = 0;
@@ -662,7 +657,7 @@ mod tests {
     #[test]
     fn a_waiter_on_a_plain_fence_calls_the_barrier_once_until_it_is_acknowledged() {
         let on = Membarrier::probe(false);
-        if !on.usable() {
+        if !on.usable {
             return;
         }
         let mut fence = Publisher::new();
@@ -705,7 +700,7 @@ impl Mode {
                 fence.fenced_publish_through(&mut own, membarrier::process, || false, || position);
             }
         }
-        assert_eq!(fence.is_plain(), membarrier::process().usable());
+        assert_eq!(fence.is_plain(), membarrier::process().usable);
         fence
     }
 
