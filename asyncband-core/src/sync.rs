@@ -31,7 +31,7 @@ pub(crate) mod thread {
 }
 
 /// An `UnsafeCell` with loom's closure API, so loom checks every access.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(crate) struct UnsafeCell<T> {
     #[cfg(not(asyncband_loom))]
     inner: std::cell::UnsafeCell<T>,

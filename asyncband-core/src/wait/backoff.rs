@@ -182,6 +182,8 @@ fn parse_oversubscribed(value: Option<&std::ffi::OsStr>) -> Option<bool> {
 /// A cheap monotonic clock in nanoseconds, a few milliseconds coarse
 /// (`CLOCK_MONOTONIC_COARSE`); `None` off Linux and under loom and Miri.
 fn coarse_now_nanos() -> Option<u64> {
+    #[cfg(not(all(target_os = "linux", not(asyncband_loom), not(miri))))]
+    return None;
     #[cfg(all(target_os = "linux", not(asyncband_loom), not(miri)))]
     {
         let mut now = libc::timespec {
@@ -195,10 +197,6 @@ fn coarse_now_nanos() -> Option<u64> {
         let secs = u64::try_from(now.tv_sec).ok()?;
         let nanos = u64::try_from(now.tv_nsec).ok()?;
         Some(secs.saturating_mul(1_000_000_000).saturating_add(nanos))
-    }
-    #[cfg(not(all(target_os = "linux", not(asyncband_loom), not(miri))))]
-    {
-        None
     }
 }
 

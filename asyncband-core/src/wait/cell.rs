@@ -41,6 +41,7 @@ const BUSY: usize = 2;
 /// cell.grant(|_| 0, |_| ());
 /// assert!(!cell.is_waiting());
 /// ```
+#[derive(Default)]
 pub struct Cell {
     /// `0`, `WAITING` or `BUSY` (module docs).
     state: AtomicUsize,
@@ -48,15 +49,6 @@ pub struct Cell {
     ///
     /// Read or written only by the party that moved `state` to `BUSY`.
     waker: UnsafeCell<Option<Waker>>,
-}
-
-impl Default for Cell {
-    fn default() -> Self {
-        Self {
-            state: AtomicUsize::new(0),
-            waker: UnsafeCell::new(None),
-        }
-    }
 }
 
 impl fmt::Debug for Cell {

@@ -78,6 +78,7 @@ const WAKE_BATCH: usize = 16;
 /// }
 /// assert!(!queue.is_waiting());
 /// ```
+#[derive(Default)]
 pub struct Queue {
     /// True while the list is not empty; written under the lock with `SeqCst`.
     waiting: AtomicBool,
@@ -105,6 +106,7 @@ unsafe impl Send for List {}
 /// let node = QueueNode::default();
 /// assert!(format!("{node:?}").contains("QueueNode"));
 /// ```
+#[derive(Default)]
 pub struct QueueNode {
     /// # Safety
     ///
@@ -133,18 +135,6 @@ struct NodeInner {
     need: usize,
     got: usize,
     waker: Option<Waker>,
-}
-
-impl Default for QueueNode {
-    fn default() -> Self {
-        Self {
-            inner: UnsafeCell::new(NodeInner::default()),
-            handed: AtomicBool::new(false),
-            parked: false,
-            checked: UnsafeCell::new(false),
-            _pinned: PhantomPinned,
-        }
-    }
 }
 
 impl QueueNode {
@@ -181,15 +171,6 @@ impl fmt::Debug for QueueNode {
 unsafe impl Send for QueueNode {}
 // SAFETY: as for `Send`.
 unsafe impl Sync for QueueNode {}
-
-impl Default for Queue {
-    fn default() -> Self {
-        Self {
-            waiting: AtomicBool::new(false),
-            list: Mutex::new(List::default()),
-        }
-    }
-}
 
 impl fmt::Debug for Queue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
