@@ -116,14 +116,6 @@ pub(crate) struct Slot<T, S> {
 }
 
 impl<T, S: Stamp> Slot<T, S> {
-    #[cfg(asyncband_loom)]
-    fn new(stamp: u64) -> Self {
-        Self {
-            stamp: S::new(stamp),
-            value: UnsafeCell::new(MaybeUninit::uninit()),
-        }
-    }
-
     /// Makes the memory at `slot` an empty slot stamped `stamp`, writing only
     /// the stamp (no `T`-sized temporary on the stack).
     ///
@@ -131,16 +123,19 @@ impl<T, S: Stamp> Slot<T, S> {
     ///
     /// `slot` is valid for writes and aligned, and holds no live slot.
     pub(crate) unsafe fn init(slot: *mut Self, stamp: u64) {
+        // SAFETY: valid and aligned (the caller's contract); any bytes are a
+        // valid empty `UnsafeCell<MaybeUninit<T>>`.
         #[cfg(not(asyncband_loom))]
-        {
-            // SAFETY: valid and aligned (the caller's contract); any bytes
-            // are a valid empty `UnsafeCell<MaybeUninit<T>>`.
-            unsafe { (&raw mut (*slot).stamp).write(S::new(stamp)) };
+        unsafe {
+            (&raw mut (*slot).stamp).write(S::new(stamp));
         }
+        // SAFETY: as above; loom's cell has state, so it is built whole.
         #[cfg(asyncband_loom)]
-        {
-            // SAFETY: as above; loom's cell has state, so it is built whole.
-            unsafe { slot.write(Self::new(stamp)) };
+        unsafe {
+            slot.write(Self {
+                stamp: S::new(stamp),
+                value: UnsafeCell::new(MaybeUninit::uninit()),
+            });
         }
     }
 

@@ -30,22 +30,21 @@ pub(crate) mod thread {
     }
 }
 
+#[cfg(asyncband_loom)]
+use loom::cell::UnsafeCell as RawUnsafeCell;
+#[cfg(not(asyncband_loom))]
+use std::cell::UnsafeCell as RawUnsafeCell;
+
 /// An `UnsafeCell` with loom's closure API, so loom checks every access.
 #[derive(Debug, Default)]
 pub(crate) struct UnsafeCell<T> {
-    #[cfg(not(asyncband_loom))]
-    inner: std::cell::UnsafeCell<T>,
-    #[cfg(asyncband_loom)]
-    inner: loom::cell::UnsafeCell<T>,
+    inner: RawUnsafeCell<T>,
 }
 
 impl<T> UnsafeCell<T> {
     pub(crate) fn new(value: T) -> Self {
         Self {
-            #[cfg(not(asyncband_loom))]
-            inner: std::cell::UnsafeCell::new(value),
-            #[cfg(asyncband_loom)]
-            inner: loom::cell::UnsafeCell::new(value),
+            inner: RawUnsafeCell::new(value),
         }
     }
 
