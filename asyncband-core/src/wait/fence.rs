@@ -258,11 +258,9 @@ impl Fence for SingleFence {
 
     #[inline]
     unsafe fn fenced(&self, position: u64) -> bool {
-        self.own.with_mut(|own| {
-            // SAFETY: only the publisher (the caller) touches `own`.
-            let own = unsafe { &mut *own };
-            self.mode.fenced(own, position)
-        })
+        // SAFETY: only the publisher (the caller) touches `own`.
+        self.own
+            .with_mut(|own| self.mode.fenced(unsafe { &mut *own }, position))
     }
 
     #[inline]

@@ -224,10 +224,8 @@ pub unsafe trait WaitSet: Default + Send + Sync + std::fmt::Debug + 'static {
     /// are woken after the lock is released. A [`Cell`] just wakes.
     fn grant(&self, acquire: impl FnMut(usize) -> usize, on_change: impl FnOnce(bool));
 
-    /// Hands `units` notifications to the front waiters, one each. A
-    /// [`Queue`] that notifies a future (which may never come back) also
-    /// wakes the waiters behind it up to a parked thread not yet woken
-    /// ([`Withdrawn::woken_to_look`]).
+    /// Hands `units` notifications to the front waiters, one each; a
+    /// [`Queue`] also wakes some behind a future ([`Withdrawn::woken_to_look`]).
     fn notify(&self, units: usize) {
         self.grant(up_to(units), |_| ());
     }

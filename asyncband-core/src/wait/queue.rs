@@ -275,10 +275,9 @@ impl Queue {
         // ORDERING: Relaxed; only written under the lock, read here under it.
         if self.waiting.load(Ordering::Relaxed) != waiting {
             on_change(waiting);
-            // ORDERING: SeqCst: the waiter's flag write of the store-buffer
-            // race. An unchanged flag needs none: its last `SeqCst` store,
-            // made under this lock, happens before the caller's re-check,
-            // and a notifier's load that misses it comes before it.
+            // SeqCst: the waiter's flag write of the store-buffer race. An
+            // unchanged flag's last store, made under this lock, precedes the
+            // caller's re-check; a notifier's load that misses it comes before.
             self.waiting.store_sc(waiting);
         }
     }
