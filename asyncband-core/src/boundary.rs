@@ -70,8 +70,7 @@ impl Boundary {
         self.closed.load_sc()
     }
 
-    /// Raises the close flag; true if this call raised it. The caller then
-    /// settles the boundary.
+    /// Raises the close flag; true if this call raised it (the caller settles).
     pub(crate) fn close(&self) -> bool {
         !self.closed.swap(true, Ordering::SeqCst)
     }

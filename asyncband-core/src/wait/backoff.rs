@@ -220,9 +220,8 @@ fn runnable_threads() -> Option<usize> {
 /// Room for a `/proc/loadavg` line, such as "0.52 0.58 0.59 3/467 12345\n".
 const LOADAVG_BYTES: usize = 128;
 
-/// [`runnable_threads`] from a `/proc/loadavg` kept open, so a look is one
-/// `pread`. `None` where that fails or reads something else (a program that
-/// closed descriptors it did not open).
+/// [`runnable_threads`] by one `pread` of a `/proc/loadavg` kept open; `None`
+/// if that fails (a program closed descriptors it did not open).
 #[cfg(unix)]
 fn held_runnable_threads() -> Option<usize> {
     use std::os::unix::fs::FileExt;
@@ -294,8 +293,7 @@ impl ReceiveWaits {
         }
     }
 
-    /// Records a receive's wait since its schedule `began`
-    /// ([`Backoff::began`]), if it was timed.
+    /// Records a receive's wait since its schedule `began`, if it was timed.
     pub(crate) fn record(&self, began: Option<u64>) {
         if let Some(began) = began {
             self.waited(now_nanos().saturating_sub(began));

@@ -202,8 +202,7 @@ impl Mode {
 /// How a single endpoint (a single producer's tail, a single consumer's
 /// head) publishes its index, and how one waits on it.
 pub trait Fence: std::fmt::Debug + Send + Sync + 'static {
-    /// A new endpoint's fence. Makes the process's barrier decision now, if
-    /// nobody has, so its milliseconds go to making a channel, not a send.
+    /// A new endpoint's fence; makes the process's barrier decision (module docs).
     #[doc(hidden)]
     fn new() -> Self;
 

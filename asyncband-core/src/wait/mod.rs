@@ -275,7 +275,6 @@ unsafe impl WaitSet for NoWaiters {
     }
 
     unsafe fn register(&self, _: Pin<&()>, waker: &Waker, _: usize, _: impl FnOnce(bool)) -> usize {
-        // Nobody would wake it: it polls again at once (busy-polls).
         waker.wake_by_ref();
         0
     }
