@@ -90,7 +90,6 @@ impl Arity for Many {
 /// use asyncband_core::endpoint;
 /// use asyncband_core::list::List;
 ///
-/// // One producer, many consumers: not a supported topology.
 /// let (tx, rx) = endpoint::channel::<List<u32, One, Many>>();
 /// ```
 pub trait Topology: sealed::Sealed {}

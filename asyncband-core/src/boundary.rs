@@ -5,30 +5,26 @@
 //! index, so a close from the receiver side races with a publish in flight,
 //! and a send that returned `Ok` must not be lost: [`Boundary`] settles it.
 //!
-//! # Protocol
-//!
 //! `frozen` is `OPEN` until the first party *settles* it with a
-//! compare-exchange to the end position it has seen; the first wins and
-//! everybody obeys it: values before `frozen` are received, the rest are not.
+//! compare-exchange to the end position it has seen; everybody obeys the
+//! winner: values before `frozen` are received, the rest are not.
 //!
 //! - The closer stores `closed` (`SeqCst`), waits on the producer's fence as
-//!   a receiver does (plain publishes need its barrier: `wait/fence.rs`),
-//!   then loads the published tail (`SeqCst`) and settles at it
-//!   ([`Boundary::close_single`] says who skips the fence).
+//!   a receiver does (`wait/fence.rs`), then loads the published tail
+//!   (`SeqCst`) and settles at it ([`Boundary::close_single`]).
 //! - The producer, after publishing position `t` (a `SeqCst` store of
 //!   `t + 1`), loads `closed` (`SeqCst`). If set, it settles at `t + 1`; if
-//!   the winning boundary is `<= t`, its value is outside, so it takes the
-//!   value back and reports the channel closed.
+//!   the boundary in force is `<= t`, it takes its value back and reports
+//!   the channel closed.
 //! - The consumer loads the tail, then `closed`. If clear, any boundary is
-//!   at least that tail. If set, it loads the tail *again* and settles with
+//!   at least that tail; if set, it loads the tail *again* and settles with
 //!   that, never the first load, which a producer may have overtaken,
 //!   missing the flag and returning `Ok` (the loom models
 //!   `close_racing_with_send_*`). It never reads past the boundary.
 //!
-//! The closer's and the producer's store/load are the two halves of the
-//! store-buffer pattern: in the single `SeqCst` order either the closer sees
-//! the published tail (the boundary includes the value) or the producer sees
-//! `closed` and settles, keeping or taking back its value as the winner says.
+//! The closer's and the producer's store and load are the store-buffer race
+//! of [`crate::wait`]: either the closer sees the published tail or the
+//! producer sees `closed` and settles, keeping its value as the winner says.
 
 use std::sync::atomic::compiler_fence;
 
@@ -74,20 +70,17 @@ impl Boundary {
         self.closed.load_sc()
     }
 
-    /// Raises the close flag; true if this call raised it. The caller then
-    /// settles the boundary.
+    /// Raises the close flag; true if this call raised it (the caller settles).
     pub(crate) fn close(&self) -> bool {
         !self.closed.swap(true, Ordering::SeqCst)
     }
 
     /// Closes a single-producer storage: raises the flag, waits on the
-    /// producer's `fence` as a receiver does, and settles at the tail
-    /// `published` loads (`SeqCst`). True if this call closed it.
-    ///
-    /// The producer itself (`from_producer`: its publishes precede this)
-    /// skips the barrier, and so does a closer that finds the boundary
-    /// settled: every settle came after its caller saw the values inside
-    /// published, so whoever reads [`Boundary::frozen`] sees them too.
+    /// producer's `fence` (unless `from_producer`, whose publishes precede
+    /// this), and settles at the tail `published` loads. True if this call
+    /// closed it. A closer that finds the boundary settled skips it all:
+    /// every settler saw the values inside published, so whoever reads
+    /// [`Boundary::frozen`] sees them too.
     pub(crate) fn close_single(
         &self,
         from_producer: bool,

@@ -9,8 +9,7 @@
 //! | `2q + 1` | holds the value for position `q`, readable |
 //!
 //! A slot reused for a later lap (or a recycled block) needs no reset: a
-//! stale stamp never equals the one a reader expects. The stamp shares the
-//! value's cache line, so one line moves per message. A single producer's
+//! stale stamp never equals the one a reader expects. A single producer's
 //! index says everything, so its slots carry a zero-sized [`NoStamp`].
 
 use std::mem::MaybeUninit;
@@ -117,14 +116,6 @@ pub(crate) struct Slot<T, S> {
 }
 
 impl<T, S: Stamp> Slot<T, S> {
-    #[cfg(asyncband_loom)]
-    fn new(stamp: u64) -> Self {
-        Self {
-            stamp: S::new(stamp),
-            value: UnsafeCell::new(MaybeUninit::uninit()),
-        }
-    }
-
     /// Makes the memory at `slot` an empty slot stamped `stamp`, writing only
     /// the stamp (no `T`-sized temporary on the stack).
     ///
@@ -132,16 +123,19 @@ impl<T, S: Stamp> Slot<T, S> {
     ///
     /// `slot` is valid for writes and aligned, and holds no live slot.
     pub(crate) unsafe fn init(slot: *mut Self, stamp: u64) {
+        // SAFETY: valid and aligned (the caller's contract); any bytes are a
+        // valid empty `UnsafeCell<MaybeUninit<T>>`.
         #[cfg(not(asyncband_loom))]
-        {
-            // SAFETY: valid and aligned (the caller's contract); any bytes
-            // are a valid empty `UnsafeCell<MaybeUninit<T>>`.
-            unsafe { (&raw mut (*slot).stamp).write(S::new(stamp)) };
+        unsafe {
+            (&raw mut (*slot).stamp).write(S::new(stamp));
         }
+        // SAFETY: as above; loom's cell has state, so it is built whole.
         #[cfg(asyncband_loom)]
-        {
-            // SAFETY: as above; loom's cell has state, so it is built whole.
-            unsafe { slot.write(Self::new(stamp)) };
+        unsafe {
+            slot.write(Self {
+                stamp: S::new(stamp),
+                value: UnsafeCell::new(MaybeUninit::uninit()),
+            });
         }
     }
 
@@ -183,18 +177,13 @@ impl<T, S: Stamp> Slot<T, S> {
 
     /// Publishes the value just written: stores its `readable` `stamp`. A
     /// large value's is `SeqCst`, the producer's half of the store-buffer
-    /// pair behind
-    /// [`Storage::NOTIFIES_BUSY`](crate::storage::Storage::NOTIFIES_BUSY):
-    /// it stores the stamp, then loads the receivers' flag
-    /// (`Chan::notify_receivers`); a receiver stores the flag when it
-    /// registers, then loads the stamp ([`Slot::published`]), so a receiver
-    /// asleep on a value being written is woken. Small values keep a
-    /// release store, cheaper than the receiver's spin.
+    /// race behind [`Storage::NOTIFIES_BUSY`](crate::storage::Storage::NOTIFIES_BUSY)
+    /// (the receiver's is [`Slot::published`]), so a receiver asleep on a
+    /// value being written is woken. Small values keep a release store.
     #[inline]
     pub(crate) fn publish(&self, stamp: u64) {
         if is_large::<T>() {
-            // ORDERING: SeqCst, the producer's half of the pair above; it is
-            // also a release, as below.
+            // SeqCst, and so a release, as below.
             self.stamp.store_seq_cst(stamp);
         } else {
             // ORDERING: Release pairs with the consumer's Acquire load in
@@ -207,8 +196,7 @@ impl<T, S: Stamp> Slot<T, S> {
     #[inline]
     pub(crate) fn published(&self) -> u64 {
         if is_large::<T>() {
-            // ORDERING: SeqCst, the receiver's half of the pair in `publish`
-            // (and an acquire, as below).
+            // SeqCst (`publish`), and so an acquire, as below.
             self.stamp.load_seq_cst()
         } else {
             // ORDERING: Acquire pairs with the Release store in `publish`.

@@ -30,22 +30,21 @@ pub(crate) mod thread {
     }
 }
 
+#[cfg(asyncband_loom)]
+use loom::cell::UnsafeCell as RawUnsafeCell;
+#[cfg(not(asyncband_loom))]
+use std::cell::UnsafeCell as RawUnsafeCell;
+
 /// An `UnsafeCell` with loom's closure API, so loom checks every access.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(crate) struct UnsafeCell<T> {
-    #[cfg(not(asyncband_loom))]
-    inner: std::cell::UnsafeCell<T>,
-    #[cfg(asyncband_loom)]
-    inner: loom::cell::UnsafeCell<T>,
+    inner: RawUnsafeCell<T>,
 }
 
 impl<T> UnsafeCell<T> {
     pub(crate) fn new(value: T) -> Self {
         Self {
-            #[cfg(not(asyncband_loom))]
-            inner: std::cell::UnsafeCell::new(value),
-            #[cfg(asyncband_loom)]
-            inner: loom::cell::UnsafeCell::new(value),
+            inner: RawUnsafeCell::new(value),
         }
     }
 
@@ -69,18 +68,15 @@ impl<T> UnsafeCell<T> {
 }
 
 /// `SeqCst` loads and stores that take part in a store-buffer argument
-/// (see [`crate::wait`]), and the other stores to the same words.
+/// ([`crate::wait`]), and the other stores to the same words.
 ///
-/// Natively they are plain accesses. loom models `SeqCst` loads and stores
-/// as acquire/release only, admitting executions C++ forbids, so under loom
-/// they are read-modify-writes (at least as strong, and checkable); as one
-/// can lose a concurrent plain store in loom's modification order, every
-/// other store to such a word ([`SeqCst::store_at`]) is a swap there too.
-///
-/// Miri's weak-memory emulation (before rust-lang/miri#5104) lets a `SeqCst`
-/// load return a release store since overwritten by a `SeqCst` store, which
-/// C++20 forbids and our protocols rely on (see `TESTING.md`), so under Miri
-/// the `SeqCst` loads are read-modify-writes too.
+/// Natively plain accesses. loom models `SeqCst` loads and stores as
+/// acquire/release only, and Miri's weak-memory emulation (before
+/// rust-lang/miri#5104) lets a `SeqCst` load return a release store since
+/// overwritten by a `SeqCst` store (`TESTING.md`), both admitting what C++20
+/// forbids, so there the loads are read-modify-writes; under loom, which can
+/// lose a plain store to such a word in its modification order, every store
+/// is a swap too ([`SeqCst::store_at`]).
 pub(crate) trait SeqCst {
     type Value;
     fn load_sc(&self) -> Self::Value;

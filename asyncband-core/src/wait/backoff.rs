@@ -2,20 +2,18 @@
 //! hints, pauses, the spin latch, backoff schedules, and parking.
 //!
 //! A [`Park`](super::Park) channel's blocking operation tries, backs off
-//! ([`Backoff`]), then drives the channel's cancel-safe future with a waker
-//! that unparks the thread ([`block_on`]), so a timeout is the future's
-//! drop. A [`Spin`](super::Spin) channel's only spins ([`Backoff::endless`]).
+//! ([`Backoff`]: spins a few microseconds unless every core has a spinner,
+//! then yields [`YIELDS`] times, handing an oversubscribed core to the
+//! thread waited for), then drives the channel's cancel-safe future with a
+//! waker that unparks the thread ([`block_on`]), so a timeout is the
+//! future's drop. A [`Spin`](super::Spin) channel only spins.
 //!
-//! [`Backoff`] spins a few microseconds (unless every core already has a
-//! spinner), then yields [`YIELDS`] times, which on an oversubscribed
-//! machine hands the core to the thread waited for without a wake-up.
-//! A blocking receive yields only on an oversubscribed machine (more
-//! runnable threads than cores, by `/proc/loadavg`, or as
-//! `ASYNCBAND_OVERSUBSCRIBED` says); after short waits it spins longer, and
-//! oversubscribed it parks at once while values come one by one
-//! ([`ReceiveWaits`]). Senders skip the yields when there are many
-//! receivers (a yield would hand the core to another sender), and the spin
-//! when they share one receiver (it would hold the receiver's core).
+//! A blocking receive yields only on an oversubscribed machine
+//! ([`oversubscribed_now`]), spins longer after short waits, and parks at
+//! once oversubscribed while values come one by one ([`ReceiveWaits`]).
+//! Senders skip the yields when there are many receivers (a yield would
+//! hand the core to another sender), and the spin when they share one
+//! receiver (it would hold the receiver's core).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -43,8 +41,7 @@ pub(crate) fn spin_hint() {
 /// Spins of a [`pause`] before it yields.
 const PAUSE_SPINS: u32 = if cfg!(asyncband_loom) { 1 } else { 64 };
 
-/// A receive future's spins on a value still being written before it yields
-/// the thread, then the task.
+/// A receive future's spins on a value being written before it yields.
 pub(crate) const BUSY_POLL_SPINS: u32 = if cfg!(asyncband_loom) { 2 } else { 64 };
 
 /// Waits out another thread's few-instruction step: spins, then (parking
@@ -60,7 +57,7 @@ pub(crate) fn pause<W: Wait>(spins: &mut u32) {
 }
 
 /// A spin latch for pushes through a single producer's held capacity, whose
-/// cursor several threads may take turns at; held only around a push.
+/// cursor several threads may take turns at.
 #[derive(Debug)]
 pub(crate) struct Latch(AtomicBool);
 
@@ -102,8 +99,7 @@ const CHECKS: u32 = 128;
 const HINTS: u32 = 2;
 /// Checks before a phase joins the shared spinner count.
 const FREE_CHECKS: u32 = 16;
-/// `sched_yield` calls, each followed by a check, after the spin phase and
-/// before parking.
+/// `sched_yield` calls, each followed by a check, before parking.
 pub const YIELDS: u32 = 10;
 
 /// The yields of a schedule that never ends ([`Backoff::endless`]).
@@ -121,17 +117,32 @@ fn cores() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get))
 }
 
-/// How long a look at the run queue stays good for ([`oversubscribed`]).
+/// How long a look at the run queue stays good for.
 const LOOK_NANOS: u64 = 5_000_000;
 /// When the run queue was last looked at (`coarse_now_nanos`), and what was
 /// seen (the low bit). Not a protocol word.
 static LOOKED: StdAtomicU64 = StdAtomicU64::new(0);
 
+/// Decides oversubscription for the process when `never` or `always` (any
+/// ASCII case). Read once.
+const OVERSUBSCRIBED_ENV: &str = "ASYNCBAND_OVERSUBSCRIBED";
+
 /// Whether the machine has more runnable threads (the fourth field of
 /// `/proc/loadavg`, read at most every [`LOOK_NANOS`]) than this process may
-/// use cores; false where that is unavailable; [`OVERSUBSCRIBED_ENV`]
-/// overrides it. A wrong answer costs a wake-up, never a value.
-fn oversubscribed() -> bool {
+/// use cores, as a blocking receive judges it; false where that is
+/// unavailable; [`OVERSUBSCRIBED_ENV`] overrides it. A wrong answer costs a
+/// wake-up, never a value. Not public API: benchmarks and tests report it.
+///
+/// # Examples
+///
+/// ```
+/// if cfg!(not(target_os = "linux")) && std::env::var_os("ASYNCBAND_OVERSUBSCRIBED").is_none() {
+///     assert!(!asyncband_core::wait::oversubscribed_now());
+/// }
+/// ```
+#[doc(hidden)]
+#[must_use]
+pub fn oversubscribed_now() -> bool {
     if let Some(fixed) = oversubscribed_by_env() {
         return fixed;
     }
@@ -149,26 +160,6 @@ fn oversubscribed() -> bool {
     busy
 }
 
-/// Decides [`oversubscribed`] for the process when `never` or `always` (any
-/// ASCII case). Read once.
-const OVERSUBSCRIBED_ENV: &str = "ASYNCBAND_OVERSUBSCRIBED";
-
-/// Whether a blocking receive would now judge the machine oversubscribed
-/// (module docs). Not public API: benchmarks and tests report it.
-///
-/// # Examples
-///
-/// ```
-/// if cfg!(not(target_os = "linux")) && std::env::var_os("ASYNCBAND_OVERSUBSCRIBED").is_none() {
-///     assert!(!asyncband_core::wait::oversubscribed_now());
-/// }
-/// ```
-#[doc(hidden)]
-#[must_use]
-pub fn oversubscribed_now() -> bool {
-    oversubscribed()
-}
-
 /// What [`OVERSUBSCRIBED_ENV`] says, read once; nothing under loom and Miri.
 fn oversubscribed_by_env() -> Option<bool> {
     static FIXED: OnceLock<Option<bool>> = OnceLock::new();
@@ -184,18 +175,15 @@ fn oversubscribed_by_env() -> Option<bool> {
 
 fn parse_oversubscribed(value: Option<&std::ffi::OsStr>) -> Option<bool> {
     let value = value?;
-    if value.eq_ignore_ascii_case("never") {
-        Some(false)
-    } else if value.eq_ignore_ascii_case("always") {
-        Some(true)
-    } else {
-        None
-    }
+    let always = value.eq_ignore_ascii_case("always");
+    (always || value.eq_ignore_ascii_case("never")).then_some(always)
 }
 
 /// A cheap monotonic clock in nanoseconds, a few milliseconds coarse
 /// (`CLOCK_MONOTONIC_COARSE`); `None` off Linux and under loom and Miri.
 fn coarse_now_nanos() -> Option<u64> {
+    #[cfg(not(all(target_os = "linux", not(asyncband_loom), not(miri))))]
+    return None;
     #[cfg(all(target_os = "linux", not(asyncband_loom), not(miri)))]
     {
         let mut now = libc::timespec {
@@ -209,10 +197,6 @@ fn coarse_now_nanos() -> Option<u64> {
         let secs = u64::try_from(now.tv_sec).ok()?;
         let nanos = u64::try_from(now.tv_nsec).ok()?;
         Some(secs.saturating_mul(1_000_000_000).saturating_add(nanos))
-    }
-    #[cfg(not(all(target_os = "linux", not(asyncband_loom), not(miri))))]
-    {
-        None
     }
 }
 
@@ -236,9 +220,8 @@ fn runnable_threads() -> Option<usize> {
 /// Room for a `/proc/loadavg` line, such as "0.52 0.58 0.59 3/467 12345\n".
 const LOADAVG_BYTES: usize = 128;
 
-/// [`runnable_threads`] from a `/proc/loadavg` kept open, so a look is one
-/// `pread`. `None` where that fails or reads something else (a program that
-/// closed descriptors it did not open).
+/// [`runnable_threads`] by one `pread` of a `/proc/loadavg` kept open; `None`
+/// if that fails (a program closed descriptors it did not open).
 #[cfg(unix)]
 fn held_runnable_threads() -> Option<usize> {
     use std::os::unix::fs::FileExt;
@@ -292,19 +275,14 @@ impl ReceiveWaits {
     /// The schedule for a blocking receive about to wait, `head` reading the
     /// consumers' head, and how long its spin phase may last.
     pub(crate) fn schedule(&self, head: impl FnOnce() -> u64) -> (fn() -> Backoff, u64) {
-        let schedule =
-            ReceiveSchedule::choose(oversubscribed(), || self.park_at_once(head(), now_nanos()));
-        let spin_nanos = if schedule == ReceiveSchedule::Spin {
-            self.spin_nanos()
-        } else {
-            0
-        };
-        (schedule.backoff(), spin_nanos)
+        let oversubscribed = oversubscribed_now();
+        let spin_nanos = if oversubscribed { 0 } else { self.spin_nanos() };
+        let park_at_once = || self.park_at_once(head(), now_nanos());
+        (receive_backoff(oversubscribed, park_at_once), spin_nanos)
     }
 
     /// How long a spinning receive may spin: twice the last timed wait,
-    /// capped at [`LONG_SPIN_NANOS`], or 0 if that wait was longer. Values
-    /// tens of microseconds apart then need no wake-up on either side.
+    /// capped at [`LONG_SPIN_NANOS`], or 0 if that wait was longer.
     fn spin_nanos(&self) -> u64 {
         // ORDERING: Relaxed; a hint.
         let last = self.last_wait.load(StdOrdering::Relaxed);
@@ -315,8 +293,7 @@ impl ReceiveWaits {
         }
     }
 
-    /// Records a receive's wait since its schedule `began`
-    /// ([`Backoff::began`]), if it was timed.
+    /// Records a receive's wait since its schedule `began`, if it was timed.
     pub(crate) fn record(&self, began: Option<u64>) {
         if let Some(began) = began {
             self.waited(now_nanos().saturating_sub(began));
@@ -346,39 +323,17 @@ impl ReceiveWaits {
     }
 }
 
-/// How a blocking receive waits before it parks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ReceiveSchedule {
-    /// Spins, then parks: a core for every runnable thread.
-    Spin,
-    /// Spins, yields, then parks: oversubscribed, the yields let producers
-    /// fill the channel.
-    SpinAndYield,
-    /// Parks at once ([`Backoff::none`]), and the send wakes it.
-    ParkAtOnce,
-}
-
-impl ReceiveSchedule {
-    /// The schedule on a machine that is or is not `oversubscribed`; only an
-    /// oversubscribed one asks `park_at_once` whether values stopped coming
-    /// in runs (by rate: a receiver kept off its core finds a long run that
-    /// came slowly), when a yield or a spin would only waste time.
-    fn choose(oversubscribed: bool, park_at_once: impl FnOnce() -> bool) -> Self {
-        if !oversubscribed {
-            Self::Spin
-        } else if park_at_once() {
-            Self::ParkAtOnce
-        } else {
-            Self::SpinAndYield
-        }
-    }
-
-    fn backoff(self) -> fn() -> Backoff {
-        match self {
-            Self::Spin => Backoff::without_yields,
-            Self::SpinAndYield => Backoff::new,
-            Self::ParkAtOnce => Backoff::none,
-        }
+/// How a blocking receive waits before it parks: spins (a core for every
+/// runnable thread), else spins and yields (letting producers fill the
+/// channel), or parks at once if `park_at_once` says values stopped coming
+/// in runs (by rate), when a yield or a spin would only waste time.
+fn receive_backoff(oversubscribed: bool, park_at_once: impl FnOnce() -> bool) -> fn() -> Backoff {
+    if !oversubscribed {
+        Backoff::without_yields
+    } else if park_at_once() {
+        Backoff::none
+    } else {
+        Backoff::new
     }
 }
 
@@ -406,13 +361,11 @@ pub struct Backoff {
     started: bool,
     /// Whether this schedule is counted in `SPINNING`.
     counted: bool,
-    /// How long past `began` the spin phase may go on once its checks are
-    /// done (0: it ends with them); see [`Backoff::lengthened`].
+    /// How long past `began` the spin phase may go on after its checks.
     spin_nanos: u64,
     /// Whether the schedule reads the clock when it starts.
     timed: bool,
-    /// `now_nanos` when a timed schedule started (after its free checks);
-    /// 0 before that.
+    /// `now_nanos` when a timed schedule started (after its free checks), or 0.
     began: u64,
 }
 
@@ -570,34 +523,25 @@ impl Backoff {
     /// Waits a little before the caller checks again; false once the caller
     /// should park instead (at once under loom).
     pub fn snooze(&mut self) -> bool {
-        if self.yields == ENDLESS {
-            for _ in 0..HINTS {
-                spin_hint();
+        if self.yields != ENDLESS {
+            if !self.started && (self.round >= FREE_CHECKS || cfg!(asyncband_loom)) {
+                self.start();
             }
-            return true;
-        }
-        if !self.started && (self.round >= FREE_CHECKS || cfg!(asyncband_loom)) {
-            self.start();
-        }
-        if self.round >= CHECKS {
-            if self.spins_on() {
-                for _ in 0..HINTS {
-                    spin_hint();
+            if self.round < CHECKS {
+                self.round += 1;
+            } else if !self.spins_on() {
+                self.release();
+                if cfg!(asyncband_loom) || self.round >= CHECKS + self.yields {
+                    return false;
                 }
+                self.round += 1;
+                thread::yield_now();
                 return true;
             }
-            self.release();
-            if cfg!(asyncband_loom) || self.round >= CHECKS + self.yields {
-                return false;
-            }
-            self.round += 1;
-            thread::yield_now();
-            return true;
         }
         for _ in 0..HINTS {
             spin_hint();
         }
-        self.round += 1;
         true
     }
 }
@@ -671,15 +615,12 @@ impl Drop for WokenOnExit<'_> {
     }
 }
 
-/// Sleeps about the shortest time the kernel allows (not cut by an unpark).
-#[cfg(not(asyncband_loom))]
+/// Sleeps about the shortest time the kernel allows (not cut by an unpark);
+/// nothing under loom, which never chooses a park-at-once schedule.
 fn nap() {
+    #[cfg(not(asyncband_loom))]
     std::thread::sleep(std::time::Duration::from_micros(20));
 }
-
-/// Under loom, where a park-at-once schedule is never chosen.
-#[cfg(asyncband_loom)]
-fn nap() {}
 
 /// Drives `future` to completion on this thread, after each `Pending`
 /// backing off through a fresh `schedule()`, then parking. Returns `None`
@@ -850,29 +791,17 @@ mod tests {
     #[test]
     fn a_receiver_yields_only_on_an_oversubscribed_machine() {
         let not_asked = || -> bool { panic!("the rate is only looked at when oversubscribed") };
-        assert_eq!(
-            ReceiveSchedule::choose(false, not_asked),
-            ReceiveSchedule::Spin
-        );
-        assert_eq!(
-            ReceiveSchedule::choose(true, || false),
-            ReceiveSchedule::SpinAndYield
-        );
-        assert_eq!(
-            ReceiveSchedule::choose(true, || true),
-            ReceiveSchedule::ParkAtOnce
-        );
-        let spins = snoozes(ReceiveSchedule::Spin.backoff()());
+        let spins = snoozes(receive_backoff(false, not_asked)());
         assert!(
             [FREE_CHECKS, CHECKS].contains(&spins),
             "{spins} snoozes: spins only expected"
         );
-        let snoozed = snoozes(ReceiveSchedule::SpinAndYield.backoff()());
+        let snoozed = snoozes(receive_backoff(true, || false)());
         assert!(
             [FREE_CHECKS + YIELDS, CHECKS + YIELDS].contains(&snoozed),
             "{snoozed} snoozes: spins and {YIELDS} yields expected"
         );
-        assert_eq!(snoozes(ReceiveSchedule::ParkAtOnce.backoff()()), 0);
+        assert_eq!(snoozes(receive_backoff(true, || true)()), 0);
     }
 
     #[test]

@@ -1,19 +1,17 @@
 //! A waiter cell for a side with exactly one endpoint.
 //!
-//! The `state` word is `0` (nobody waits; the slot is empty or holds a stale
-//! waker), `WAITING` (the slot holds the waker of a waiter that wants one
-//! wake) or `BUSY` (one party owns the slot for a moment). Transitions:
+//! `state` is `0` (nobody waits; the slot is empty or holds a stale waker),
+//! `WAITING` (the slot holds the waker of a waiter that wants one wake) or
+//! `BUSY` (one party owns the slot for a moment):
 //!
 //! - `register`: `0 | WAITING → BUSY` (compare-exchange), store the waker,
-//!   then `BUSY → WAITING` with a `SeqCst` store. If a notifier holds `BUSY`
-//!   taking the previous waker, the waiter is woken at once to poll and
-//!   re-register: at worst a spurious poll, never a lost wake.
-//! - `grant` (notify): a `SeqCst` load; if `WAITING`, `WAITING → BUSY`, take
-//!   the waker, store `0`, wake it after the slot is released. If `BUSY`,
-//!   the other party is registering (and re-checks after raising `WAITING`)
-//!   or notifying: nothing is lost.
-//! - `cancel`: nothing; every operation of the endpoint shares the
-//!   registration.
+//!   then `BUSY → WAITING` with a `SeqCst` store. If a notifier holds `BUSY`,
+//!   the waiter is woken at once to poll and re-register: at worst a
+//!   spurious poll, never a lost wake.
+//! - `grant`: a `SeqCst` load; if `WAITING`, `WAITING → BUSY`, take the
+//!   waker, store `0`, wake it. If `BUSY`, the other party is registering
+//!   (and re-checks after raising `WAITING`) or notifying: nothing is lost.
+//! - `cancel`: nothing ([`WaitSet::cancel`]).
 
 use std::fmt;
 use std::pin::Pin;
@@ -43,6 +41,7 @@ const BUSY: usize = 2;
 /// cell.grant(|_| 0, |_| ());
 /// assert!(!cell.is_waiting());
 /// ```
+#[derive(Default)]
 pub struct Cell {
     /// `0`, `WAITING` or `BUSY` (module docs).
     state: AtomicUsize,
@@ -50,15 +49,6 @@ pub struct Cell {
     ///
     /// Read or written only by the party that moved `state` to `BUSY`.
     waker: UnsafeCell<Option<Waker>>,
-}
-
-impl Default for Cell {
-    fn default() -> Self {
-        Self {
-            state: AtomicUsize::new(0),
-            waker: UnsafeCell::new(None),
-        }
-    }
 }
 
 impl fmt::Debug for Cell {
@@ -95,8 +85,7 @@ impl Cell {
     }
 }
 
-/// Releases a cell's slot, not waiting, if user code unwinds while the
-/// slot is held.
+/// Releases a cell's slot, not waiting, if user code unwinds while held.
 struct Unlock<'a>(&'a AtomicUsize);
 
 impl Drop for Unlock<'_> {
@@ -127,8 +116,7 @@ unsafe impl WaitSet for Cell {
             // ORDERING: Relaxed; the compare-exchange below re-validates.
             let state = self.state.load(Ordering::Relaxed);
             if state == BUSY {
-                // A notifier is taking our previous waker and may wake a
-                // stale one: wake this task, so it polls and re-registers.
+                // A notifier is taking the old waker: wake this task to re-register.
                 spin_hint();
                 waker.wake_by_ref();
                 return 0;
@@ -169,8 +157,6 @@ unsafe impl WaitSet for Cell {
     }
 
     unsafe fn cancel(&self, _node: Pin<&()>, _on_change: impl FnOnce(bool)) -> Withdrawn {
-        // The endpoint's operations share the registration (module docs);
-        // left in place, it costs at most a spurious wake.
         Withdrawn::new(0, None)
     }
 }

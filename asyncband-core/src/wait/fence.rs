@@ -1,23 +1,19 @@
 //! How a single endpoint publishes its progress: plain stores while nobody
 //! waits on it, `SeqCst` stores while somebody does.
 //!
-//! # The problem
-//!
-//! A single producer (or a single consumer, freeing slots) stores its index,
-//! then loads the waiters' flag; a waiter stores its flag, then re-reads the
-//! index: the store-buffer pattern of [`crate::wait`]. Without a full
-//! barrier on both sides both loads can miss, and the publisher's barrier
-//! costs a cross-core round trip per message.
+//! A single producer (or consumer, freeing slots) stores its index, then
+//! loads the waiters' flag; a waiter stores its flag, then re-reads the
+//! index: the store-buffer race of [`crate::wait`]. A full barrier on the
+//! publisher's side would cost a cross-core round trip per message.
 //!
 //! # The asymmetric fence
 //!
 //! Linux's `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)` runs a full
-//! barrier on every running thread of the process. A waiter that stores its
-//! flag and then calls it knows that a publish the publisher ordered (by a
-//! compiler fence) before its flag load is visible to the re-check, or that
-//! the flag load comes after the barrier and sees the flag. The publisher
-//! pays nothing; the waiter pays a system call, so a [`Mode`] asks for it
-//! once per stretch of waiting:
+//! barrier on every running thread of the process: after a waiter stores its
+//! flag and calls it, either the re-check sees a publish the publisher
+//! ordered (by a compiler fence) before its flag load, or that load sees the
+//! flag. The waiter pays a system call, so a [`Mode`] asks for it once per
+//! stretch of waiting:
 //!
 //! | mode | publisher stores | a waiter, before re-checking |
 //! | --- | --- | --- |
@@ -27,41 +23,30 @@
 //!
 //! - A new fence starts `FENCED` for [`FENCED_AT_FIRST`] publishes, so a
 //!   short exchange (a reply channel) never makes the system call.
-//! - The publisher reads the mode at the start of each publish. On
-//!   `REQUESTED` it stores `FENCED` (`SeqCst`, which also makes every
-//!   earlier publish visible to whoever reads `FENCED`) and publishes fenced
-//!   from then on. A waiter skips the system call only on `FENCED`; a
-//!   publish that started before the acknowledgement was covered by the
-//!   requesting waiter's system call.
+//! - On `REQUESTED` the publisher stores `FENCED` (`SeqCst`, so whoever reads
+//!   `FENCED` sees every earlier publish); a publish begun before that is
+//!   covered by the requesting waiter's system call.
 //! - After a stretch of fenced publishes that found nobody waiting
-//!   (`Mode::acknowledge` sizes it), the publisher stores `PLAIN`, then
-//!   loads the waiters' flag, and if a waiter is there stores `FENCED` again
-//!   before its next publish. The waiter stores its flag, then loads the
-//!   mode (all `SeqCst`), so one sees the other: a waiter that saw `FENCED`
-//!   is seen by the publisher before it publishes plainly.
-//! - "Found nobody waiting" is asked after the publish woke its waiters, so
-//!   a stretch runs out even while waiters come often; the next waiter then
-//!   loses the bet and doubles the stretch. Counting served waiters would
-//!   keep a streaming SPSC channel fenced for good.
+//!   (`Mode::acknowledge` sizes it), the publisher stores `PLAIN`, then loads
+//!   the flag and stores `FENCED` again if a waiter is there; the waiter
+//!   stores its flag, then loads the mode (all `SeqCst`): one sees the other.
+//!   The flag is asked after the publish woke its waiters, so a stretch runs
+//!   out even while waiters come often (counting them would keep a streaming
+//!   channel fenced for good).
 //!
-//! Where `membarrier` is not available (another OS, a seccomp filter, Miri,
-//! loom) the mode is `FENCED` forever, at one relaxed load per publish.
+//! Without `membarrier` (another OS, a seccomp filter, Miri, loom) the mode
+//! stays `FENCED`, at one relaxed load per publish.
 //!
-//! # Running without the barrier
+//! # Turning the barrier off
 //!
 //! The system call interrupts every CPU running a thread of the process,
-//! isolated cores included. Either switch turns it off, as if the kernel
-//! lacked it (`SeqCst` publishes, no system call, no registration):
-//!
-//! - the `no-membarrier` cargo feature (of `asyncband`, forwarded here),
-//!   which any crate in the build can enable for the whole program;
-//! - `ASYNCBAND_MEMBARRIER=off` (any ASCII case), read once per process
-//!   when the first channel with a single endpoint is made (or at
-//!   [`membarrier_in_use`]); any other value leaves the barrier on.
-//!
-//! That same moment registers the process for the barrier (milliseconds,
-//! once, never in a send or a receive). [`membarrier_calls`] counts the
-//! system calls made.
+//! isolated cores included. The `no-membarrier` cargo feature (of
+//! `asyncband`, forwarded here, so any crate in the build can enable it) or
+//! `ASYNCBAND_MEMBARRIER=off` (any ASCII case) turns it off, as if the kernel
+//! lacked it. The variable is read once, when the first single-endpoint
+//! channel is made (or at [`membarrier_in_use`]), which also registers the
+//! process for the barrier (milliseconds, never in a send or a receive).
+//! [`membarrier_calls`] counts the system calls.
 
 use self::membarrier::Membarrier;
 use crate::sync::{AtomicUsize, Ordering, SeqCst, UnsafeCell};
@@ -80,19 +65,17 @@ const FENCED_AT_FIRST: u32 = 64;
 /// The longest stretch of fenced publishes [`Mode`] doubles up to.
 const MAX_FENCED_STRETCH: u32 = 1 << 20;
 
-/// The publication mode of one single endpoint, shared by its waiters and
-/// its publisher.
+/// One single endpoint's mode, `PLAIN`, `REQUESTED` or `FENCED` (module
+/// docs), shared by its waiters and its publisher.
 #[derive(Debug)]
 pub(crate) struct Mode {
-    /// `PLAIN`, `REQUESTED` or `FENCED` (module docs).
     mode: AtomicUsize,
 }
 
 /// The publisher's own count of its fenced stretches.
 #[derive(Debug)]
 struct Stretch {
-    /// Fenced publishes with nobody waiting still to go before plain stores;
-    /// reset to `length` whenever the publisher sees a waiter.
+    /// Fenced publishes with nobody waiting left before plain stores.
     left: u32,
     /// The length of a stretch; starts at [`PLAIN_AFTER`].
     length: u32,
@@ -101,7 +84,7 @@ struct Stretch {
 }
 
 impl Stretch {
-    /// The count of a new publisher, whose fence starts `FENCED`.
+    /// A new publisher's count, its fence `FENCED`.
     fn new() -> Self {
         Self {
             left: FENCED_AT_FIRST,
@@ -112,9 +95,8 @@ impl Stretch {
 }
 
 impl Mode {
-    /// A fence that starts `FENCED`; makes the process's barrier decision
-    /// now ([`Fence::new`]).
-    pub(crate) fn new() -> Self {
+    /// A fence that starts `FENCED`; decides about the barrier ([`Fence::new`]).
+    fn new() -> Self {
         membarrier::process();
         Self {
             mode: AtomicUsize::new(FENCED),
@@ -148,25 +130,13 @@ impl Mode {
             PLAIN_AFTER
         };
         own.left = own.length;
-        // SeqCst: waiters that read the acknowledgement see every earlier
-        // publish.
+        // SeqCst: whoever reads it sees every earlier publish.
         self.mode.store_sc(FENCED);
         true
     }
 
-    /// [`Fence::fenced_publish`].
-    #[inline]
-    fn fenced_publish(
-        &self,
-        own: &mut Stretch,
-        waiting: impl Fn() -> bool,
-        position: impl FnOnce() -> u64,
-    ) {
-        self.fenced_publish_through(own, membarrier::process, waiting, position);
-    }
-
-    /// [`Mode::fenced_publish`], asking `barrier()` only when a stretch runs
-    /// out.
+    /// [`Fence::fenced_publish`], asking `barrier()` only when a stretch
+    /// runs out.
     #[inline]
     fn fenced_publish_through<'b>(
         &self,
@@ -180,15 +150,13 @@ impl Mode {
         if self.mode.load(Ordering::Relaxed) != FENCED {
             return;
         }
-        let expired = if waiting() {
+        if waiting() {
             own.left = own.length;
-            false
         } else {
             own.left -= 1;
-            own.left == 0
-        };
-        if expired {
-            self.go_plain(own, barrier(), waiting, position());
+            if own.left == 0 {
+                self.go_plain(own, barrier(), waiting, position());
+            }
         }
     }
 
@@ -204,39 +172,29 @@ impl Mode {
     ) {
         own.left = own.length;
         own.plain_at = position;
-        if !barrier.usable() {
+        if !barrier.usable {
             return;
         }
-        // SeqCst, then the flag: the publisher's half of the pattern with a
-        // waiter that stores its flag, then loads the mode.
+        // SeqCst, then the flag: the publisher's half of the race with a
+        // waiter's flag store and mode load.
         self.mode.store_sc(PLAIN);
         if waiting() {
             self.mode.store_sc(FENCED);
         }
     }
 
-    /// [`Fence::before_wait`].
-    pub(crate) fn before_wait(&self) {
-        self.before_wait_through(membarrier::process);
-    }
-
-    /// [`Mode::before_wait`], through `barrier()`, the one that let this
+    /// [`Fence::before_wait`], through `barrier()`, the one that let this
     /// fence go plain.
     fn before_wait_through<'b>(&self, barrier: impl FnOnce() -> &'b Membarrier) {
-        match self.mode.load_sc() {
-            FENCED => {}
-            mode => {
-                if mode == PLAIN {
-                    // ORDERING: Relaxed; the system call below orders it.
-                    let _ = self.mode.compare_exchange(
-                        PLAIN,
-                        REQUESTED,
-                        Ordering::Relaxed,
-                        Ordering::Relaxed,
-                    );
-                }
-                barrier().call();
-            }
+        let mode = self.mode.load_sc();
+        if mode == PLAIN {
+            // ORDERING: Relaxed; the system call below orders it.
+            let _ =
+                self.mode
+                    .compare_exchange(PLAIN, REQUESTED, Ordering::Relaxed, Ordering::Relaxed);
+        }
+        if mode != FENCED {
+            barrier().call();
         }
     }
 }
@@ -244,8 +202,7 @@ impl Mode {
 /// How a single endpoint (a single producer's tail, a single consumer's
 /// head) publishes its index, and how one waits on it.
 pub trait Fence: std::fmt::Debug + Send + Sync + 'static {
-    /// A new endpoint's fence. Makes the process's barrier decision now, if
-    /// nobody has, so its milliseconds go to making a channel, not a send.
+    /// A new endpoint's fence; makes the process's barrier decision (module docs).
     #[doc(hidden)]
     fn new() -> Self;
 
@@ -275,14 +232,14 @@ pub trait Fence: std::fmt::Debug + Send + Sync + 'static {
     fn before_wait(&self);
 }
 
-/// A park channel's fence: the shared [`Mode`] and the publisher's own
-/// [`Stretch`], on one line.
+/// A park channel's fence: the shared [`Mode`] and the publisher's
+/// [`Stretch`].
 #[derive(Debug)]
 pub struct SingleFence {
     mode: Mode,
     /// # Safety
     ///
-    /// Touched only by the publisher (see [`Fence::fenced`]).
+    /// Touched only by the publisher ([`Fence::fenced`]).
     own: UnsafeCell<Stretch>,
 }
 
@@ -300,11 +257,9 @@ impl Fence for SingleFence {
 
     #[inline]
     unsafe fn fenced(&self, position: u64) -> bool {
-        self.own.with_mut(|own| {
-            // SAFETY: only the publisher (the caller) touches `own`.
-            let own = unsafe { &mut *own };
-            self.mode.fenced(own, position)
-        })
+        // SAFETY: only the publisher (the caller) touches `own`.
+        self.own
+            .with_mut(|own| self.mode.fenced(unsafe { &mut *own }, position))
     }
 
     #[inline]
@@ -312,12 +267,13 @@ impl Fence for SingleFence {
         self.own.with_mut(|own| {
             // SAFETY: as in `fenced`.
             let own = unsafe { &mut *own };
-            self.mode.fenced_publish(own, waiting, position);
+            self.mode
+                .fenced_publish_through(own, membarrier::process, waiting, position);
         });
     }
 
     fn before_wait(&self) {
-        self.mode.before_wait();
+        self.mode.before_wait_through(membarrier::process);
     }
 }
 
@@ -333,7 +289,7 @@ pub struct SpinFence {
 impl Fence for SpinFence {
     fn new() -> Self {
         Self {
-            fenced: !membarrier::process().usable(),
+            fenced: !membarrier::process().usable,
         }
     }
 
@@ -365,7 +321,7 @@ impl Fence for SpinFence {
 #[doc(hidden)]
 #[must_use]
 pub fn membarrier_decided() -> bool {
-    membarrier::decided()
+    membarrier::PROCESS.get().is_some()
 }
 
 /// How many `membarrier` system calls this process has made for
@@ -380,7 +336,9 @@ pub fn membarrier_decided() -> bool {
 #[doc(hidden)]
 #[must_use]
 pub fn membarrier_calls() -> u64 {
-    membarrier::process_calls()
+    membarrier::PROCESS
+        .get()
+        .map_or(0, membarrier::Membarrier::calls)
 }
 
 /// Whether this process's fences use `membarrier` (module docs); decides
@@ -396,7 +354,7 @@ pub fn membarrier_calls() -> u64 {
 #[doc(hidden)]
 #[must_use]
 pub fn membarrier_in_use() -> bool {
-    membarrier::process().usable()
+    membarrier::process().usable
 }
 
 /// `membarrier(2)`, where the kernel offers it and it is not turned off.
@@ -422,24 +380,18 @@ mod membarrier {
     pub(super) struct Membarrier {
         /// Registered and not turned off; fences go plain, and so call,
         /// only through a usable one.
-        usable: bool,
+        pub(super) usable: bool,
         /// System calls made through [`Membarrier::call`].
         calls: AtomicU64,
     }
 
     impl Membarrier {
-        /// Usable unless `turned_off` (then the kernel is not asked) or the
-        /// kernel does not register the process.
+        /// Usable unless `turned_off` (the kernel not asked) or unregistered.
         pub(super) fn probe(turned_off: bool) -> Self {
             Self {
                 usable: !turned_off && register(),
                 calls: AtomicU64::new(0),
             }
-        }
-
-        /// Whether fences deciding through this one may go plain.
-        pub(super) fn usable(&self) -> bool {
-            self.usable
         }
 
         /// The system calls made through this one so far.
@@ -456,7 +408,8 @@ mod membarrier {
         }
     }
 
-    static PROCESS: OnceLock<Membarrier> = OnceLock::new();
+    /// The process's decision, made once.
+    pub(super) static PROCESS: OnceLock<Membarrier> = OnceLock::new();
 
     /// The process's decision; makes it, reading [`ENV`], if nobody has.
     pub(super) fn process() -> &'static Membarrier {
@@ -466,22 +419,11 @@ mod membarrier {
         })
     }
 
-    /// Whether the process's decision is made.
-    pub(super) fn decided() -> bool {
-        PROCESS.get().is_some()
-    }
-
-    /// The system calls the process has made, without deciding anything.
-    pub(super) fn process_calls() -> u64 {
-        PROCESS.get().map_or(0, Membarrier::calls)
-    }
-
     /// Whether the private expedited command is offered; registers the
     /// process for it if so.
     #[cfg(all(target_os = "linux", not(asyncband_loom), not(miri)))]
     fn register() -> bool {
-        // SAFETY: a system call with integer arguments; it reads and
-        // writes no memory of ours.
+        // SAFETY: a system call with integer arguments, touching no memory.
         let query = unsafe { libc::syscall(libc::SYS_membarrier, QUERY, 0, 0) };
         if query < 0 || query & i64::from(PRIVATE_EXPEDITED) == 0 {
             return false;
@@ -574,7 +516,7 @@ mod tests {
         assert!(
             published[FENCED_AT_FIRST as usize..]
                 .iter()
-                .all(|&f| f != membarrier::process().usable())
+                .all(|&f| f != membarrier::process().usable)
         );
         (fence, start)
     }
@@ -585,14 +527,14 @@ mod tests {
         // A waiter on a new channel needs no system call: the fence is
         // already fenced.
         assert_eq!(fence.fence.mode.load_sc(), FENCED);
-        fence.fence.before_wait();
+        fence.fence.before_wait_through(membarrier::process);
         assert_eq!(fence.fence.mode.load_sc(), FENCED);
         let first = u64::from(FENCED_AT_FIRST);
         let published = publish(&mut fence, 0..first + 1, false);
         assert!(published[..FENCED_AT_FIRST as usize].iter().all(|&f| f));
         assert_eq!(
             published[FENCED_AT_FIRST as usize],
-            !membarrier::process().usable()
+            !membarrier::process().usable
         );
     }
 
@@ -600,13 +542,13 @@ mod tests {
     fn a_fenced_stretch_with_nobody_waiting_goes_plain_after_plain_after_publishes() {
         let (mut fence, at) = plain_for_a_while();
         let stretch = u64::from(PLAIN_AFTER);
-        fence.fence.before_wait();
+        fence.fence.before_wait_through(membarrier::process);
         let after = publish(&mut fence, at..at + stretch + 5, false);
         assert!(after[..PLAIN_AFTER as usize].iter().all(|&f| f));
         assert!(
             after[PLAIN_AFTER as usize..]
                 .iter()
-                .all(|&f| f != membarrier::process().usable())
+                .all(|&f| f != membarrier::process().usable)
         );
     }
 
@@ -614,7 +556,7 @@ mod tests {
     fn a_waiter_seen_while_fenced_restarts_the_stretch() {
         let (mut fence, mut at) = plain_for_a_while();
         let stretch = u64::from(PLAIN_AFTER);
-        fence.fence.before_wait();
+        fence.fence.before_wait_through(membarrier::process);
         assert!(
             publish(&mut fence, at..at + stretch / 2, false)
                 .iter()
@@ -632,18 +574,18 @@ mod tests {
         at += stretch;
         assert_eq!(
             publish(&mut fence, at..at + 1, false),
-            [!membarrier::process().usable()]
+            [!membarrier::process().usable]
         );
     }
 
     #[test]
     fn a_waiter_soon_after_going_plain_doubles_the_next_stretch_and_a_late_one_resets_it() {
         let (mut fence, mut at) = plain_for_a_while();
-        if !membarrier::process().usable() {
+        if !membarrier::process().usable {
             return;
         }
         let stretch = u64::from(PLAIN_AFTER);
-        fence.fence.before_wait();
+        fence.fence.before_wait_through(membarrier::process);
         // PLAIN_AFTER fenced publishes, then plain.
         assert_eq!(
             publish(&mut fence, at..at + stretch + 1, false).last(),
@@ -651,7 +593,7 @@ mod tests {
         );
         at += stretch + 1;
         // A waiter after one plain publish: the bet lost, twice as long.
-        fence.fence.before_wait();
+        fence.fence.before_wait_through(membarrier::process);
         let doubled = publish(&mut fence, at..at + 2 * stretch + 1, false);
         assert!(doubled[..2 * PLAIN_AFTER as usize].iter().all(|&f| f));
         assert!(!doubled[2 * PLAIN_AFTER as usize]);
@@ -664,7 +606,7 @@ mod tests {
                 .all(|&f| !f)
         );
         at += 3 * stretch;
-        fence.fence.before_wait();
+        fence.fence.before_wait_through(membarrier::process);
         let reset = publish(&mut fence, at..at + stretch + 1, false);
         assert!(reset[..PLAIN_AFTER as usize].iter().all(|&f| f));
         assert!(!reset[PLAIN_AFTER as usize]);
@@ -688,7 +630,7 @@ mod tests {
     #[test]
     fn with_the_barrier_turned_off_a_fence_never_goes_plain_and_never_calls_it() {
         let off = Membarrier::probe(true);
-        assert!(!off.usable());
+        assert!(!off.usable);
         let mut fence = Publisher::new();
         let stretch = 4 * u64::from(PLAIN_AFTER);
         let mut at = 0;
@@ -712,7 +654,7 @@ mod tests {
     #[test]
     fn a_waiter_on_a_plain_fence_calls_the_barrier_once_until_it_is_acknowledged() {
         let on = Membarrier::probe(false);
-        if !on.usable() {
+        if !on.usable {
             return;
         }
         let mut fence = Publisher::new();
@@ -752,10 +694,10 @@ impl Mode {
         let mut own = Stretch::new();
         for position in 1..=u64::from(FENCED_AT_FIRST) {
             if fence.fenced(&mut own, position) {
-                fence.fenced_publish(&mut own, || false, || position);
+                fence.fenced_publish_through(&mut own, membarrier::process, || false, || position);
             }
         }
-        assert_eq!(fence.is_plain(), membarrier::process().usable());
+        assert_eq!(fence.is_plain(), membarrier::process().usable);
         fence
     }
 

@@ -1,15 +1,12 @@
 //! Waiting, the third axis beside topology and storage: where endpoints
-//! wait, how they are woken, and how a thread spends the wait.
-//!
-//! A [`Wait`] policy is a type parameter of every storage and channel:
+//! wait, how they are woken, and how a thread spends the wait:
 //!
 //! | policy | waiters | single-endpoint publish | blocking operations | async operations |
 //! | --- | --- | --- | --- | --- |
 //! | [`Park`] | a [`Cell`] per single side, a [`Queue`] per many side | plain while nobody waits, else `SeqCst` (`fence.rs`) | spin, yield, then park | yes |
 //! | [`Spin`] | none | plain (`SeqCst` only where `membarrier` is unavailable) | spin, checking the clock for deadlines | none |
 //!
-//! A spin channel's "is anybody waiting?" folds to `false`. Every loop and
-//! constant of a waiting thread lives in `backoff.rs`.
+//! Every loop and constant of a waiting thread lives in `backoff.rs`.
 //!
 //! # Units and grants
 //!
@@ -227,10 +224,8 @@ pub unsafe trait WaitSet: Default + Send + Sync + std::fmt::Debug + 'static {
     /// are woken after the lock is released. A [`Cell`] just wakes.
     fn grant(&self, acquire: impl FnMut(usize) -> usize, on_change: impl FnOnce(bool));
 
-    /// Hands `units` notifications to the front waiters, one each. A
-    /// [`Queue`] that notifies a future (which may never come back) also
-    /// wakes the waiters behind it up to a parked thread not yet woken
-    /// ([`Withdrawn::woken_to_look`]).
+    /// Hands `units` notifications to the front waiters, one each; a
+    /// [`Queue`] also wakes some behind a future ([`Withdrawn::woken_to_look`]).
     fn notify(&self, units: usize) {
         self.grant(up_to(units), |_| ());
     }
@@ -280,7 +275,6 @@ unsafe impl WaitSet for NoWaiters {
     }
 
     unsafe fn register(&self, _: Pin<&()>, waker: &Waker, _: usize, _: impl FnOnce(bool)) -> usize {
-        // Nobody would wake it: it polls again at once (busy-polls).
         waker.wake_by_ref();
         0
     }

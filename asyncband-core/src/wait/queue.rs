@@ -5,9 +5,7 @@
 //!
 //! # Node states
 //!
-//! A node holds `need` (units wanted), `got` (units granted) and `linked`:
-//!
-//! | state | `linked` | `got` |
+//! | state | `linked` | `got` (units granted of `need`) |
 //! | --- | --- | --- |
 //! | idle | false | 0 |
 //! | waiting | true | `< need` |
@@ -20,24 +18,22 @@
 //!   waiting → waiting (waker refreshed).
 //! - `grant`: the front node's `got` grows; at `need` it is unlinked
 //!   (granted) and woken.
-//! - `notify`: as `grant`; once a node that may not come back (not a parked
-//!   thread) is granted, the waiting nodes behind it, up to a parked one not
-//!   yet woken so, are woken without units and marked `checked`, staying
-//!   queued; their next `register` clears the mark.
+//! - `notify`: as `grant`, and once a node that may not come back (not a
+//!   parked thread) is granted, the waiting nodes behind it, up to a parked
+//!   one not yet woken so, are woken without units and marked `checked`
+//!   until their next `register`, staying queued.
 //! - `wake_all`: every waiting node is unlinked (keeping its `got`) and woken.
 //! - `cancel`: any state → idle; its units go back to the caller to pass
 //!   on, and a parked node still marked `checked` is reported, so that its
 //!   notification is passed on too.
 //!
-//! A party that unlinks a node with units raises its `handed` flag (release,
-//! under the lock) as its last touch. An owner that loads it raised
-//! (acquire) has the node to itself and takes the units without the lock.
-//! The owner lowers the flag, or the lock holder when it takes the units.
+//! Whoever unlinks a node with units raises its `handed` flag (release,
+//! under the lock) as its last touch; an owner that loads it raised
+//! (acquire) takes the units without the lock and lowers it (or the lock
+//! holder does, when it takes them).
 //!
 //! The `waiting` flag mirrors "the list is not empty", stored `SeqCst` under
-//! the lock on every change and only then (the store-buffer race of
-//! [`crate::wait`]): a waiter joining a non-empty list relies on the store
-//! that raised it, made under the same lock before.
+//! the lock on every change (the store-buffer race of [`crate::wait`]).
 
 use std::fmt;
 use std::marker::PhantomPinned;
@@ -82,6 +78,7 @@ const WAKE_BATCH: usize = 16;
 /// }
 /// assert!(!queue.is_waiting());
 /// ```
+#[derive(Default)]
 pub struct Queue {
     /// True while the list is not empty; written under the lock with `SeqCst`.
     waiting: AtomicBool,
@@ -89,6 +86,7 @@ pub struct Queue {
 }
 
 /// The linked list; only touched with the queue's lock held.
+#[derive(Default)]
 struct List {
     head: Option<NonNull<QueueNode>>,
     tail: Option<NonNull<QueueNode>>,
@@ -108,6 +106,7 @@ unsafe impl Send for List {}
 /// let node = QueueNode::default();
 /// assert!(format!("{node:?}").contains("QueueNode"));
 /// ```
+#[derive(Default)]
 pub struct QueueNode {
     /// # Safety
     ///
@@ -119,12 +118,11 @@ pub struct QueueNode {
     /// Whether the owner is a parked thread, which always comes back for
     /// what it was handed.
     parked: bool,
-    /// Woken without units to look, and not registered since: another such
-    /// wake would add nothing.
+    /// Woken without units to look, not registered since (module docs).
     ///
     /// # Safety
     ///
-    /// As `inner`: only with the lock held.
+    /// As `inner`.
     checked: UnsafeCell<bool>,
     _pinned: PhantomPinned,
 }
@@ -137,18 +135,6 @@ struct NodeInner {
     need: usize,
     got: usize,
     waker: Option<Waker>,
-}
-
-impl Default for QueueNode {
-    fn default() -> Self {
-        Self {
-            inner: UnsafeCell::new(NodeInner::default()),
-            handed: AtomicBool::new(false),
-            parked: false,
-            checked: UnsafeCell::new(false),
-            _pinned: PhantomPinned,
-        }
-    }
 }
 
 impl QueueNode {
@@ -185,18 +171,6 @@ impl fmt::Debug for QueueNode {
 unsafe impl Send for QueueNode {}
 // SAFETY: as for `Send`.
 unsafe impl Sync for QueueNode {}
-
-impl Default for Queue {
-    fn default() -> Self {
-        Self {
-            waiting: AtomicBool::new(false),
-            list: Mutex::new(List {
-                head: None,
-                tail: None,
-            }),
-        }
-    }
-}
 
 impl fmt::Debug for Queue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -273,8 +247,7 @@ impl Drop for WakeBatch {
     }
 }
 
-/// The interior of `node`, as a raw pointer, so that references to one
-/// node never overlap.
+/// The interior of `node`, as a raw pointer, so references never overlap.
 fn inner(node: NonNull<QueueNode>) -> *mut NodeInner {
     // SAFETY: `node` points to a live node (callers hold the queue lock and
     // only pass nodes that are pinned and either linked or their own).
@@ -302,10 +275,9 @@ impl Queue {
         // ORDERING: Relaxed; only written under the lock, read here under it.
         if self.waiting.load(Ordering::Relaxed) != waiting {
             on_change(waiting);
-            // ORDERING: SeqCst: the waiter's flag write of the store-buffer
-            // race. An unchanged flag needs none: its last `SeqCst` store,
-            // made under this lock, happens before the caller's re-check,
-            // and a notifier's load that misses it comes before it.
+            // SeqCst: the waiter's flag write of the store-buffer race. An
+            // unchanged flag's last store, made under this lock, precedes the
+            // caller's re-check; a notifier's load that misses it comes before.
             self.waiting.store_sc(waiting);
         }
     }
@@ -338,8 +310,7 @@ impl Queue {
     /// The lock is held and `node` is linked in this list.
     unsafe fn unlink(list: &mut List, node: NonNull<QueueNode>) {
         let this = inner(node);
-        // SAFETY: linked nodes are valid (unlinked before they drop); lock
-        // held.
+        // SAFETY: linked, so valid (unlinked before it drops); lock held.
         let (prev, next) = unsafe { ((*this).prev, (*this).next) };
         match prev {
             // SAFETY: neighbours of a linked node are linked; lock held.
@@ -372,17 +343,12 @@ impl Queue {
             .handed
             .store_at(true, Ordering::Release);
     }
-}
 
-impl Queue {
-    /// Grants units front to back ([`WaitSet::grant`]). With `check`, once
-    /// a waiter that may never come back (any but a parked thread: a future
-    /// can be forgotten) is granted some, the waiters behind it are woken
-    /// without units to look, up to a parked thread, which comes back or
-    /// passes a notification on ([`Withdrawn::woken_to_look`]); it takes at
+    /// Grants units front to back ([`WaitSet::grant`]); with `check`, as
+    /// `notify` (module docs): a parked thread woken to look comes back or
+    /// passes a notification on ([`Withdrawn::woken_to_look`]), and takes at
     /// most one value, so each such grant wakes a parked thread of its own.
-    /// Waiters woken so and not registered since are skipped. The first
-    /// panic of a waker is resumed at the end.
+    /// The first panic of a waker is resumed at the end.
     fn grant_from_front(
         &self,
         mut acquire: impl FnMut(usize) -> usize,
@@ -404,8 +370,7 @@ impl Queue {
                     break;
                 };
                 let complete = {
-                    // SAFETY: linked, so valid; lock held; the only
-                    // reference in the block.
+                    // SAFETY: linked, so valid; lock held; the only reference.
                     let inner = unsafe { &mut *inner(front) };
                     let want = inner.need - inner.got;
                     let taken = acquire(want);
@@ -422,11 +387,9 @@ impl Queue {
                 }
                 // SAFETY: lock held; `front` is linked.
                 unsafe { Self::unlink(&mut list, front) };
-                // SAFETY: lock held; valid until its owner takes the grant,
-                // which `hand` allows only after this.
+                // SAFETY: lock held; valid until `hand` lets its owner take it.
                 batch.push(unsafe { (*inner(front)).waker.take() });
-                // SAFETY: lock held; unlinked just now with `got == need > 0`,
-                // and not touched again here.
+                // SAFETY: lock held; just unlinked, `got == need > 0`, not touched again.
                 unsafe { Self::hand(front) };
             }
             // Wake and mark the waiters behind one that may not come back;
@@ -438,8 +401,7 @@ impl Queue {
                 }
                 // SAFETY: lock held; `node` is linked, hence valid.
                 let parked = unsafe { node.as_ref() }.parked;
-                // A waker's `clone` that unwinds leaves the node unmarked
-                // and the list consistent.
+                // A waker's `clone` unwinding leaves the node unmarked.
                 // SAFETY: as above; the only reference to the interior.
                 let inner = unsafe { &mut *inner(node) };
                 // SAFETY: as above; the only reference to its mark.
@@ -503,11 +465,9 @@ unsafe impl WaitSet for Queue {
         let ptr = NonNull::from(node.get_ref());
         // ORDERING: Acquire pairs with the Release store in `hand`.
         if node.handed.load(Ordering::Acquire) {
-            // ORDERING: Relaxed; the next raise follows the owner's next
-            // lock, which orders this store before it.
+            // ORDERING: Relaxed; the owner's next lock orders it before the next raise.
             node.handed.store_at(false, Ordering::Relaxed);
-            // SAFETY: handed to us: nobody else touches it until we link it
-            // again, under the lock.
+            // SAFETY: handed to us: ours until we link it again, under the lock.
             let inner = unsafe { &mut *inner(ptr) };
             debug_assert!(inner.waker.is_none(), "the granter took the waker");
             return std::mem::take(&mut inner.got);
@@ -515,8 +475,7 @@ unsafe impl WaitSet for Queue {
         let mut on_change = once(on_change);
         let mut list = self.lock();
         let (stale, granted, idle) = {
-            // SAFETY: lock held; pinned by the caller; the only reference in
-            // the block.
+            // SAFETY: lock held; pinned by the caller; the only reference.
             let inner = unsafe { &mut *inner(ptr) };
             if inner.linked {
                 // SAFETY: as for `inner`; the only reference to the mark.
