@@ -11,10 +11,9 @@
 //! The peers are the ones a busy-waiting program would use: rtrb (the floor,
 //! a ring that cannot wait) in the SPSC cells, and kanal, crossbeam and
 //! rapidfire driven the way such a program drives them, spinning on
-//! `try_send` and `try_recv` ([`BusyPoll`]).
+//! `try_send` and `try_recv` ([`Busy`]).
 
 use std::hint::spin_loop;
-use std::marker::PhantomData;
 use std::sync::{Arc, Barrier};
 use std::thread;
 
@@ -32,41 +31,59 @@ use crate::peers::*;
 /// Messages per iteration.
 const MESSAGES: usize = 16_384;
 
-/// A peer driven by busy-polling: its blocking operations spin on its
-/// `try_send` and `try_recv`.
-#[derive(Debug)]
-pub struct BusyPoll<C>(PhantomData<C>);
-
-/// An endpoint of a [`BusyPoll`] peer.
+/// An endpoint of a peer driven by busy-polling: its blocking operations
+/// spin on its `try_send` and `try_recv`.
 #[derive(Debug)]
 pub struct Busy<E>(E);
 
-impl<T: Payload, C: SyncBounded<T, CAP>, const CAP: usize> SyncBounded<T, CAP> for BusyPoll<C>
-where
-    C::Tx: Send,
-    C::Rx: Send,
-{
-    type Tx = Busy<C::Tx>;
-    type Rx = Busy<C::Rx>;
+/// Markers for the peers driven by busy-polling, each named after its peer.
+macro_rules! busy_poll {
+    ($($(#[$doc:meta])* $name:ident => $peer:ty),* $(,)?) => {$(
+        $(#[$doc])*
+        #[derive(Debug)]
+        pub struct $name;
 
-    fn channel() -> (Self::Tx, Self::Rx) {
-        let (tx, rx) = C::channel();
-        (Busy(tx), Busy(rx))
-    }
+        impl<T: Payload, const CAP: usize> SyncBounded<T, CAP> for $name
+        where
+            $peer: SyncBounded<T, CAP>,
+            <$peer as SyncBounded<T, CAP>>::Tx: Send,
+            <$peer as SyncBounded<T, CAP>>::Rx: Send,
+        {
+            type Tx = Busy<<$peer as SyncBounded<T, CAP>>::Tx>;
+            type Rx = Busy<<$peer as SyncBounded<T, CAP>>::Rx>;
+
+            fn channel() -> (Self::Tx, Self::Rx) {
+                let (tx, rx) = <$peer as SyncBounded<T, CAP>>::channel();
+                (Busy(tx), Busy(rx))
+            }
+        }
+
+        impl<T: Payload> SyncUnbounded<T> for $name
+        where
+            $peer: SyncUnbounded<T>,
+            <$peer as SyncUnbounded<T>>::Tx: Send,
+            <$peer as SyncUnbounded<T>>::Rx: Send,
+        {
+            type Tx = Busy<<$peer as SyncUnbounded<T>>::Tx>;
+            type Rx = Busy<<$peer as SyncUnbounded<T>>::Rx>;
+
+            fn channel() -> (Self::Tx, Self::Rx) {
+                let (tx, rx) = <$peer as SyncUnbounded<T>>::channel();
+                (Busy(tx), Busy(rx))
+            }
+        }
+    )*};
 }
 
-impl<T: Payload, C: SyncUnbounded<T>> SyncUnbounded<T> for BusyPoll<C>
-where
-    C::Tx: Send,
-    C::Rx: Send,
-{
-    type Tx = Busy<C::Tx>;
-    type Rx = Busy<C::Rx>;
-
-    fn channel() -> (Self::Tx, Self::Rx) {
-        let (tx, rx) = C::channel();
-        (Busy(tx), Busy(rx))
-    }
+busy_poll! {
+    /// kanal, spinning on `try_send` and `try_recv`.
+    KanalBusy => Kanal,
+    /// crossbeam-channel, spinning on `try_send` and `try_recv`.
+    CrossbeamBusy => Crossbeam,
+    /// rapidfire (MPMC), spinning on `try_send` and `try_recv`.
+    RapidfireBusy => Rapidfire,
+    /// rapidfire's MPSC flavour, spinning on `try_send` and `try_recv`.
+    RapidfireMpscBusy => RapidfireMpsc,
 }
 
 #[allow(
@@ -151,7 +168,7 @@ fn stream<Tx: SendBlocking<u64> + 'static, Rx: RecvBlocking<u64>>(
 
 /// SPSC, bounded 64 and 1024.
 #[divan::bench(
-    types = [AsyncbandSpscSpin, Rtrb, BusyPoll<Crossbeam>, BusyPoll<Kanal>, BusyPoll<RapidfireMpsc>],
+    types = [AsyncbandSpscSpin, Rtrb, CrossbeamBusy, KanalBusy, RapidfireMpscBusy],
     consts = [64, 1024],
     sample_size = 1,
     sample_count = 20,
@@ -162,7 +179,7 @@ fn spsc<C: SyncBounded<u64, CAP>, const CAP: usize>(bencher: Bencher) {
 
 /// SPSC, unbounded.
 #[divan::bench(
-    types = [AsyncbandSpscSpin, BusyPoll<Crossbeam>, BusyPoll<Kanal>, BusyPoll<RapidfireMpsc>],
+    types = [AsyncbandSpscSpin, CrossbeamBusy, KanalBusy, RapidfireMpscBusy],
     sample_size = 1,
     sample_count = 20,
 )]
@@ -172,7 +189,7 @@ fn spsc_unbounded<C: SyncUnbounded<u64>>(bencher: Bencher) {
 
 /// MPSC flavours, one producer, bounded 1024.
 #[divan::bench(
-    types = [AsyncbandMpscSpin, BusyPoll<Crossbeam>, BusyPoll<Kanal>, BusyPoll<RapidfireMpsc>],
+    types = [AsyncbandMpscSpin, CrossbeamBusy, KanalBusy, RapidfireMpscBusy],
     sample_size = 1,
     sample_count = 20,
 )]
@@ -182,7 +199,7 @@ fn mpsc_bounded_1024<C: SyncBounded<u64, 1024>>(bencher: Bencher) {
 
 /// MPSC flavours, one producer, unbounded.
 #[divan::bench(
-    types = [AsyncbandMpscSpin, BusyPoll<Crossbeam>, BusyPoll<Kanal>, BusyPoll<RapidfireMpsc>],
+    types = [AsyncbandMpscSpin, CrossbeamBusy, KanalBusy, RapidfireMpscBusy],
     sample_size = 1,
     sample_count = 20,
 )]
@@ -192,7 +209,7 @@ fn mpsc_unbounded<C: SyncUnbounded<u64>>(bencher: Bencher) {
 
 /// MPMC flavours, one producer and one consumer, bounded 1024.
 #[divan::bench(
-    types = [AsyncbandMpmcSpin, BusyPoll<Crossbeam>, BusyPoll<Kanal>, BusyPoll<Rapidfire>],
+    types = [AsyncbandMpmcSpin, CrossbeamBusy, KanalBusy, RapidfireBusy],
     sample_size = 1,
     sample_count = 20,
 )]
@@ -202,7 +219,7 @@ fn mpmc_bounded_1024<C: SyncBounded<u64, 1024>>(bencher: Bencher) {
 
 /// MPMC flavours, one producer and one consumer, unbounded.
 #[divan::bench(
-    types = [AsyncbandMpmcSpin, BusyPoll<Crossbeam>, BusyPoll<Kanal>, BusyPoll<Rapidfire>],
+    types = [AsyncbandMpmcSpin, CrossbeamBusy, KanalBusy, RapidfireBusy],
     sample_size = 1,
     sample_count = 20,
 )]
