@@ -499,7 +499,7 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
         // SAFETY: claimed, and writable for it: ours until readable; `*value`
         // holds a value (caller's contract).
         unsafe { slot.write_from(value) };
-        // After the write, which owns the line the previous slot usually shares.
+        // After the write, which owns the previous slot's line, usually.
         if word & Self::POLLING != 0 {
             self.mark_claims_before(full);
         }
@@ -698,7 +698,7 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
     #[inline]
     unsafe fn front(&self, _cursor: &mut K::Cursor) -> Result<RingFront<T, Stamped>, PopError> {
         let (consumers, head_word) = (&self.cursors.consumers, &self.cursors.head.word);
-        // ORDERING: Relaxed; one consumer's own head, many re-validate by claim.
+        // ORDERING: Relaxed; one consumer's own head; many re-validate.
         let mut head = head_word.load(Ordering::Relaxed);
         loop {
             let slot = self.slot(head);
@@ -912,7 +912,7 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
     }
 
     unsafe fn close(&self, _from_producer: bool) -> bool {
-        // ORDERING: SeqCst: freezes the boundary; each claim is before or after.
+        // ORDERING: SeqCst: freezes the boundary between claims.
         let first = self.cursors.tail.fetch_or(Self::CLOSED, Ordering::SeqCst) & Self::CLOSED == 0;
         // ORDERING: Release; `try_front` reads it only to skip the claim word
         // while no close completed, and a completed close happens before.
