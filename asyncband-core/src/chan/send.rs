@@ -36,8 +36,7 @@ impl<S: Storage> Chan<S> {
         Ok(())
     }
 
-    /// As [`Chan::try_send`], with the value in `*value`, taken out only by
-    /// a send that succeeds (see [`Storage::try_push_from`]).
+    /// As [`Chan::try_send`], from `*value`, taken only on success.
     ///
     /// # Safety
     ///
@@ -78,8 +77,7 @@ impl<S: Storage> Chan<S> {
     ///
     /// # Safety
     ///
-    /// The caller holds a unit and gives it up here; the producer contract
-    /// for `cursor`.
+    /// The caller gives up a held unit; the producer contract for `cursor`.
     pub(crate) unsafe fn push_unit(
         &self,
         cursor: &mut S::ProducerCursor,

@@ -53,9 +53,8 @@ use crate::wait::{Fence, Wait, spin_hint};
 
 use super::{Buffer, Cursors, RingFront, sealed};
 
-/// The cursors of a ring with many producers: the claim word they share
-/// (layout in the module docs), the consumers' head, and what the
-/// consumers' arity adds (`K`).
+/// Many producers' cursors: the shared claim word (module docs), the
+/// consumers' head, and what the consumers' arity adds (`K`).
 pub struct Claiming<K: Consumers> {
     /// The claim word, the producers' only shared state.
     tail: CachePadded<AtomicU64>,
@@ -67,8 +66,7 @@ pub struct Claiming<K: Consumers> {
 
 /// What the consumers read on every pop.
 struct HeadLine {
-    /// The next position to take: many consumers claim it, one publishes it
-    /// for `len` and the producers' capacity checks.
+    /// The next position to take; many consumers claim it, one publishes it.
     word: AtomicU64,
     /// Set by `close` after `CLOSED`: a consumer finding the next slot
     /// unclaimed knows, without the claim word, that no close completed.
@@ -78,8 +76,7 @@ struct HeadLine {
     fast_from: AtomicU64,
 }
 
-/// The consumers of a ring with many producers: [`OneConsumer`] or
-/// [`ManyConsumers`]. Sealed.
+/// Many producers' consumers: [`OneConsumer`] or [`ManyConsumers`]. Sealed.
 pub trait Consumers: sealed::Sealed + Sized + 'static {
     /// The consumers' arity.
     type Arity: Arity;
@@ -106,8 +103,7 @@ pub trait Consumers: sealed::Sealed + Sized + 'static {
     /// slot shows `stamp`, `next_lap` (writable next lap) or later. Many only.
     fn taken(&self, head_word: &AtomicU64, stamp: u64, next_lap: u64) -> Option<u64>;
 
-    /// Before reporting `head` empty or busy: the head to look at instead
-    /// when it moved since it was loaded. Many only.
+    /// Before reporting empty or busy: the new head if `head` moved. Many only.
     fn moved(&self, head_word: &AtomicU64, head: u64) -> Option<u64>;
 
     /// A sender's check when the slot of `last` holds an older lap:
@@ -290,8 +286,7 @@ impl<W: Wait> Consumers for ManyConsumers<W> {
 
     #[inline(always)]
     fn claim(&self, head_word: &AtomicU64, head: u64) -> Result<(), u64> {
-        // ORDERING: SeqCst: the claim is the notifier half for senders
-        // waiting on capacity.
+        // ORDERING: SeqCst: the notifier half for senders waiting on capacity.
         head_word
             .compare_exchange_weak(head, head + 1, Ordering::SeqCst, Ordering::Relaxed)
             .map(drop)
@@ -312,8 +307,7 @@ impl<W: Wait> Consumers for ManyConsumers<W> {
 
     #[inline(always)]
     fn room_behind(&self, head_word: &AtomicU64, last: u64, mask: u64, cap: u64) -> Option<u64> {
-        // ORDERING: SeqCst: the waiting sender's re-check pairs with the
-        // consumers' SeqCst claims.
+        // ORDERING: SeqCst: the sender's re-check, paired with SeqCst claims.
         let head = head_word.load_sc() & mask;
         // Room; the publisher waits for the reader of the old lap.
         ((last.wrapping_sub(head) & mask) < cap).then_some(u64::MAX)
@@ -326,8 +320,7 @@ impl<W: Wait> Consumers for ManyConsumers<W> {
 
     #[inline(always)]
     unsafe fn free(&self, (): &mut (), stamp: &Stamped, writable: u64, _: u64, _: &AtomicU64) {
-        // ORDERING: Release pairs with the producer's Acquire load of the
-        // stamp: our read happens before its write.
+        // ORDERING: Release, paired with the producer's Acquire stamp load.
         Stamp::store(stamp, writable, Ordering::Release);
     }
 
@@ -380,8 +373,7 @@ impl<K: Consumers> Cursors for Claiming<K> {
     }
 }
 
-/// `mark_claims_before`'s mark on a claimed slot's `writable` stamp
-/// (positions stay below 2^62, so the bit is free).
+/// The mark on a claimed slot's `writable` stamp (positions stay < 2^62).
 const CLAIMED: u64 = 1 << 63;
 
 /// Where a slot stands relative to the position a producer wants it for.
@@ -545,8 +537,7 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
         }
     }
 
-    /// Marks the slot of claimed position `pos`, stamped plain `writable`;
-    /// false if its producer published meanwhile.
+    /// Marks claimed `pos`'s plain `writable` slot; false if it was published.
     fn mark_claimed(stamp: &Stamped, pos: u64) -> bool {
         // ORDERING: Acquire on failure, as in `mark_claims_before`; the mark
         // itself is ordered before our publish by that Release store.
@@ -588,8 +579,7 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
             .compare_exchange_weak(current, new, Ordering::SeqCst, Ordering::Relaxed)
     }
 
-    /// Acquires `n` units (one for a waiter); `honour_queue`: queued senders
-    /// make it `Full`.
+    /// Acquires `n` units; `honour_queue`: queued senders make it `Full`.
     fn acquire_units(&self, n: u64, honour_queue: bool) -> Result<(), PushError<()>> {
         // ORDERING: Relaxed; the compare-exchange validates it.
         let mut word = self.cursors.tail.load(Ordering::Relaxed);
@@ -721,8 +711,7 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
                 head = current;
                 continue;
             }
-            // ORDERING: SeqCst: the waiting consumer's re-check, paired with
-            // the producers' SeqCst claims.
+            // ORDERING: SeqCst: the consumer's re-check against SeqCst claims.
             let word = self.cursors.tail.load_sc();
             if let Some(current) = consumers.moved(head_word, head) {
                 head = current;
@@ -772,8 +761,7 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
     }
 
     unsafe fn published_behind(&self, _cursor: &mut K::Cursor) -> bool {
-        // ORDERING: Relaxed; one consumer's own head; for many, a stale head
-        // only makes the scan longer.
+        // ORDERING: Relaxed; a stale head only makes the scan longer.
         let head = self.cursors.head.word.load(Ordering::Relaxed);
         // ORDERING: SeqCst, as in `front`: holds every completed send's claim.
         let claimed = Self::pos(self.cursors.tail.load_sc()).wrapping_sub(head) & Self::POS_MASK;
@@ -855,8 +843,7 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
     }
 
     unsafe fn release(&self, n: usize) {
-        // ORDERING: SeqCst: a condition change waiting senders pair with.
-        // `R >= n`: no borrow.
+        // ORDERING: SeqCst: freeing is a condition waiters pair with; `R >= n`.
         self.cursors
             .tail
             .fetch_sub(n as u64 * Self::ONE_R, Ordering::SeqCst);
@@ -874,8 +861,7 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
 
     #[inline]
     unsafe fn take_front(&self, front: &mut RingFront<T, Stamped>) -> T {
-        // SAFETY: `front` found its value published and owns its position;
-        // taken once (caller's contract).
+        // SAFETY: `front` owns its published position; taken once (caller's).
         unsafe { front.take() }
     }
 
