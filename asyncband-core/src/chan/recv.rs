@@ -22,27 +22,22 @@ impl<S: Storage> Chan<S> {
     }
 
     /// A sender is about to wait for capacity. With many receivers, one may
-    /// be asleep although the channel holds values: the notification of the
-    /// send that woke nobody went to a `recv` future that was leaked while
-    /// registered, and at capacity 1 no later send makes up for it. A full
-    /// channel has something for receivers, so wake one; its receive frees
-    /// the capacity this sender waits for.
+    /// sleep on a full channel (its send's notification went to a leaked
+    /// registered `recv`), so wake one: its receive frees the capacity.
     pub(crate) fn nudge_receivers(&self) {
         if many::<S::Receivers>() {
             self.notify_receivers();
         }
     }
 
-    /// After a value was popped: wakes a sender waiting for the room, and
-    /// lets a fenced single consumer count the publish (`wait/fence.rs`).
+    /// After a pop: wakes a sender; a fenced single consumer counts it.
     ///
     /// # Safety
     ///
     /// The consumer contract (module docs) for `cursor`.
     #[inline]
     unsafe fn popped(&self, cursor: &mut S::Cursor) {
-        // A waker that unwinds out of the grant skips the count below once;
-        // it only decides when the fence goes back to plain stores.
+        // A waker unwinding from the grant skips this; it only tunes the fence.
         self.notify_senders();
         // SAFETY: forwarded from the caller.
         unsafe {
@@ -51,10 +46,8 @@ impl<S: Storage> Chan<S> {
         }
     }
 
-    /// Takes the value `front` found, releases its place and notifies: the
-    /// receive of a small value, held in registers until it is returned, so
-    /// a waker that panics in the notification drops it once. A large one
-    /// goes through [`Chan::popped_guard`] instead (see [`Popped`]).
+    /// Takes a small value `front` found, releases its place and notifies (a
+    /// panicking waker drops it); a large one uses [`Chan::popped_guard`].
     ///
     /// # Safety
     ///
@@ -90,11 +83,9 @@ impl<S: Storage> Chan<S> {
         }
     }
 
-    /// Receives the next value if one is ready. A value whose send completed
-    /// before this call is found: when the next position is claimed by a
-    /// producer still writing it (a few instructions, no user code), the
-    /// receive waits the write out rather than report the channel empty
-    /// with a completed value behind it.
+    /// Receives the next value if one is ready. A send completed before this
+    /// call is found: a claimed position being written (a few instructions)
+    /// is waited out rather than reported empty with a value behind it.
     ///
     /// # Safety
     ///
@@ -114,10 +105,8 @@ impl<S: Storage> Chan<S> {
                 Ok(unsafe { popped.take() })
             }
             Ok(mut front) => {
-                // `take_popped`, spelled out: this shape lays out the
-                // one-thread ready path best.
-                // SAFETY: forwarded from the caller; taken once, then
-                // released.
+                // `take_popped`, spelled out: the best one-thread layout.
+                // SAFETY: forwarded from the caller; taken once, then released.
                 let value = unsafe { self.storage.take_front(&mut front) };
                 // SAFETY: as above.
                 unsafe {
@@ -133,9 +122,7 @@ impl<S: Storage> Chan<S> {
         }
     }
 
-    /// [`Chan::try_recv`] once the next position turned out claimed by a
-    /// producer still writing it: waits the write out. Out of line, so the
-    /// ready path stays small.
+    /// [`Chan::try_recv`] behind a claimed position: waits the write out.
     ///
     /// # Safety
     ///
@@ -150,16 +137,12 @@ impl<S: Storage> Chan<S> {
         if !unsafe { self.storage.published_behind(cursor) } {
             return Err(TryRecvError::Empty);
         }
-        // A completed send waits behind the write: spin, as crossbeam does.
-        // A yield here would hand the core to senders that, on a full
-        // channel, can only spin on it for their whole time slice.
+        // Spin, as crossbeam does: a yield hands the core to spinning senders.
         loop {
             spin_hint();
             // SAFETY: forwarded from the caller.
             match unsafe { self.storage.try_front(cursor) } {
-                // SAFETY: forwarded from the caller; `front` came from this
-                // storage. (A large value goes through a local here: this
-                // path is rare.)
+                // SAFETY: forwarded; `front` came from here (rare: no guard).
                 Ok(front) => return Ok(unsafe { self.take_popped(cursor, front) }),
                 Err(PopError::Empty) => return Err(TryRecvError::Empty),
                 Err(PopError::Closed) => return Err(TryRecvError::Disconnected),
@@ -214,9 +197,8 @@ impl<S: Storage> Chan<S> {
         unsafe { self.poll_recv_waiting(cursor, node(), registered, first, cx) }
     }
 
-    /// [`Chan::poll_recv`] past the ready path: spins on a value being
-    /// written, registers, re-checks. `first` is what a pop just found.
-    /// Out of line, so that the ready path inlines.
+    /// [`Chan::poll_recv`] past the ready path, `first` what a pop found:
+    /// spins on a value being written, registers, re-checks.
     ///
     /// # Safety
     ///
@@ -231,9 +213,8 @@ impl<S: Storage> Chan<S> {
         cx: &mut Context<'_>,
     ) -> Poll<Result<S::Item, RecvError>> {
         let mut spins = 0;
-        // Every registration is followed by one more attempt: only a
-        // re-check after raising the flag pairs with a notifier that looked
-        // at the flag before it.
+        // Each registration gets one more attempt: only a re-check after
+        // raising the flag pairs with a notifier that looked before.
         let mut rechecked = false;
         loop {
             let attempt = match first.take() {
@@ -243,8 +224,7 @@ impl<S: Storage> Chan<S> {
             };
             match attempt {
                 Ok(front) if is_large::<S::Item>() => {
-                    // The guard releases the place even if passing the
-                    // notification on unwinds (the value is then leaked).
+                    // The guard releases even if the notification unwinds.
                     // SAFETY: the consumer contract from the caller.
                     let mut popped = unsafe { self.popped_guard(cursor, front) };
                     // SAFETY: the caller's contract on `node`.
@@ -253,9 +233,8 @@ impl<S: Storage> Chan<S> {
                     return Poll::Ready(Ok(unsafe { popped.take() }));
                 }
                 Ok(front) => {
-                    // Taken, and its place released, before the notification
-                    // this receive held is passed on: that runs wakers, and
-                    // one that unwinds then drops the value.
+                    // Taken and released before the held notification is
+                    // passed on: a waker unwinding there drops the value.
                     // SAFETY: the consumer contract from the caller.
                     let value = unsafe { self.take_popped(cursor, front) };
                     // SAFETY: the caller's contract on `node`.
@@ -268,12 +247,11 @@ impl<S: Storage> Chan<S> {
                     return Poll::Ready(Err(RecvError));
                 }
                 Err(PopError::Busy) if !S::NOTIFIES_BUSY => {
-                    // Claimed and being written; its producer may not see our
-                    // flag, so never sleep on it.
+                    // Being written by a producer that may miss our flag.
                     spins += 1;
                     if spins < BUSY_POLL_SPINS || cfg!(asyncband_loom) {
                         // (loom loses a thread's own unpark token after a
-                        // yield, so models never rely on the self-wake below.)
+                        // yield: models never rely on the self-wake below.)
                         spin_hint();
                     } else if spins == BUSY_POLL_SPINS {
                         crate::sync::thread::yield_now();
@@ -282,8 +260,7 @@ impl<S: Storage> Chan<S> {
                         return Poll::Pending;
                     }
                 }
-                // A value being written whose producer will see our flag is
-                // waited for like an empty channel.
+                // A producer that will see our flag: wait as if empty.
                 Err(PopError::Empty | PopError::Busy) => {
                     if rechecked {
                         return Poll::Pending;
@@ -313,11 +290,10 @@ impl<S: Storage> Chan<S> {
         unsafe { self.withdraw_recv(node, registered, false) };
     }
 
-    /// As [`Chan::cancel_recv`], for a receive that gives up without looking
-    /// at the channel again (a dropped future, a blocked thread whose
-    /// deadline passed): a parked thread woken to look for a waiter that
-    /// may not come back answers for that waiter's notification, so it
-    /// passes one on as well ([`crate::wait::Withdrawn::woken_to_look`]).
+    /// As [`Chan::cancel_recv`], for a receive giving up without looking
+    /// again (dropped, or past its deadline): a thread woken to look for a
+    /// waiter that may not come back passes that notification on too
+    /// ([`crate::wait::Withdrawn::woken_to_look`]).
     ///
     /// # Safety
     ///
@@ -340,8 +316,7 @@ impl<S: Storage> Chan<S> {
             if units > 0 {
                 self.waiters.rx.notify(units);
             }
-            // The node's waker is dropped here, after its notification is
-            // passed on.
+            // The node's waker drops here, after its notification.
         }
     }
 
@@ -408,9 +383,8 @@ impl<S: Storage> Chan<S> {
         }
     }
 
-    /// [`Chan::recv_blocking`] once the channel was empty: backs off by the
-    /// policy's schedule, then (a park channel) waits as a future parked on,
-    /// and records how long the wait lasted for the next one.
+    /// [`Chan::recv_blocking`] once empty: backs off, then parks on a
+    /// future, and records the wait's length for the next one.
     ///
     /// # Safety
     ///
@@ -459,17 +433,11 @@ impl<S: Storage> Chan<S> {
     }
 }
 
-/// A popped value's place, held between [`Storage::front`] and
-/// [`Storage::release_front`]: dropping the guard releases the place and
-/// wakes a sender waiting for it.
-///
-/// A receive builds its result from [`Popped::take`] while the guard is
-/// alive, and the guard drops after: the value goes from the slot straight
-/// into the result, where a value held across the wake is copied twice.
-/// The price: if a waker panics in the wake, the unwind leaves through a
-/// function whose result is already written, and Rust does not drop it.
-/// The value is leaked (safe, and only when a waker panics); the slot, the
-/// grant and every other waiter are handled as usual.
+/// A popped value's place, held from [`Storage::front`] until the guard
+/// drops, which releases it and wakes a sender. Built from [`Popped::take`]
+/// while the guard lives, a result gets the value straight from the slot
+/// (held across the wake it is copied twice); if a waker panics there, the
+/// already written result is leaked (safe), all else handled as usual.
 struct Popped<'a, S: Storage> {
     chan: &'a Chan<S>,
     cursor: &'a mut S::Cursor,
@@ -494,8 +462,7 @@ impl<S: Storage> Drop for Popped<'_, S> {
     fn drop(&mut self) {
         // SAFETY: the front is moved out only here, once.
         let front = unsafe { ManuallyDrop::take(&mut self.front) };
-        // SAFETY: taken from exactly once (`Popped::take`'s contract), with
-        // the cursor it came from and the consumer contract.
+        // SAFETY: taken exactly once (`Popped::take`), with its cursor.
         unsafe {
             self.chan.storage.release_front(self.cursor, front);
             self.chan.popped(self.cursor);

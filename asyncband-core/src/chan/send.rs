@@ -1,8 +1,6 @@
-//! The producer side of [`Chan`]: pushing, reserving capacity, and giving
-//! it back to the senders that wait for it, in the order they queued.
-//!
-//! Each waiting operation is a `poll_*` method that takes the waiter's node
-//! and a `registered` flag; the futures own those and call it, and the
+//! The producer side of [`Chan`]: pushing, reserving capacity, and granting
+//! it to waiting senders in queue order. Each waiting operation is a `poll_*`
+//! method on the waiter's node and `registered` flag, which its future owns;
 //! blocking operations drive the same futures with a parking waker.
 
 use std::pin::{Pin, pin};
@@ -32,19 +30,13 @@ impl<S: Storage> Chan<S> {
         value: S::Item,
     ) -> Result<(), TrySendError<S::Item>> {
         // SAFETY: forwarded from the caller.
-        match unsafe { self.storage.try_push(cursor, value) } {
-            Ok(()) => {
-                // SAFETY: forwarded from the caller.
-                unsafe { self.pushed(cursor) };
-                Ok(())
-            }
-            Err(PushError::Full(value)) => Err(TrySendError::Full(value)),
-            Err(PushError::Closed(value)) => Err(TrySendError::Disconnected(value)),
-        }
+        unsafe { self.storage.try_push(cursor, value) }.map_err(refused)?;
+        // SAFETY: forwarded from the caller.
+        unsafe { self.pushed(cursor) };
+        Ok(())
     }
 
-    /// As [`Chan::try_send`], with the value in `*value`, taken out only by
-    /// a send that succeeds (see [`Storage::try_push_from`]).
+    /// As [`Chan::try_send`], from `*value`, taken only on success.
     ///
     /// # Safety
     ///
@@ -60,19 +52,13 @@ impl<S: Storage> Chan<S> {
         value: &mut Option<S::Item>,
     ) -> Result<(), TrySendError<()>> {
         // SAFETY: forwarded from the caller.
-        match unsafe { self.storage.try_push_from(cursor, value) } {
-            Ok(()) => {
-                // SAFETY: forwarded from the caller.
-                unsafe { self.pushed(cursor) };
-                Ok(())
-            }
-            Err(PushError::Full(())) => Err(TrySendError::Full(())),
-            Err(PushError::Closed(())) => Err(TrySendError::Disconnected(())),
-        }
+        unsafe { self.storage.try_push_from(cursor, value) }.map_err(refused)?;
+        // SAFETY: forwarded from the caller.
+        unsafe { self.pushed(cursor) };
+        Ok(())
     }
 
-    /// After a value was pushed: wakes a waiting receiver, and lets a fenced
-    /// single producer count the publish (`wait/fence.rs`).
+    /// After a push: wakes a receiver; a fenced single producer counts it.
     ///
     /// # Safety
     ///
@@ -87,13 +73,11 @@ impl<S: Storage> Chan<S> {
         }
     }
 
-    /// Pushes through a held unit, which is used up either way; does not
-    /// notify (see [`Chan::pushed_unit`]).
+    /// Pushes through a held unit, used up either way; no notification.
     ///
     /// # Safety
     ///
-    /// The caller holds a unit and gives it up here; the producer contract
-    /// for `cursor`.
+    /// The caller gives up a held unit; the producer contract for `cursor`.
     pub(crate) unsafe fn push_unit(
         &self,
         cursor: &mut S::ProducerCursor,
@@ -104,9 +88,8 @@ impl<S: Storage> Chan<S> {
     }
 
     /// After [`Chan::push_unit`], outside any turn at the cursor: notifies a
-    /// receiver. A single producer's push also wakes the producer's own
-    /// waiting reservation, which may have counted the value both as a
-    /// unit and as queued while the push ran (`Storage::try_acquire`).
+    /// receiver, and a single producer's own waiting reservation, which may
+    /// have counted the value as a unit and as queued (`Storage::try_acquire`).
     pub(crate) fn pushed_unit(&self) {
         self.notify_receivers();
         if !many::<S::Senders>() {
@@ -114,9 +97,8 @@ impl<S: Storage> Chan<S> {
         }
     }
 
-    /// Reserves `n` units of capacity now. Zero units reserve nothing; more
-    /// than the capacity can never be held at once, so that is refused as
-    /// full.
+    /// Reserves `n` units of capacity now: zero reserve nothing; more than
+    /// the capacity can never be held, so are refused as full.
     ///
     /// # Safety
     ///
@@ -133,11 +115,7 @@ impl<S: Storage> Chan<S> {
             };
         }
         // SAFETY: forwarded from the caller; `1 <= n <= CAP`, checked above.
-        match unsafe { self.storage.try_acquire(n) } {
-            Ok(()) => Ok(()),
-            Err(PushError::Full(())) => Err(TrySendError::Full(())),
-            Err(PushError::Closed(())) => Err(TrySendError::Disconnected(())),
-        }
+        unsafe { self.storage.try_acquire(n) }.map_err(refused)
     }
 
     /// Gives back `units` of capacity and passes them on.
@@ -171,8 +149,7 @@ impl<S: Storage> Chan<S> {
         );
     }
 
-    /// Polls a send of `*value` (taken on completion, left in place while
-    /// pending), with the node asked for only when the send has to wait.
+    /// Polls a send of `*value` (taken on completion); the node only to wait.
     ///
     /// # Panics
     ///
@@ -215,9 +192,7 @@ impl<S: Storage> Chan<S> {
         unsafe { self.poll_send_waiting(cursor, node(), registered, value, cx) }
     }
 
-    /// [`Chan::poll_send`] past the ready path: registers (or takes a
-    /// grant), then re-checks once. Out of line, so that the ready path
-    /// inlines.
+    /// [`Chan::poll_send`] past the ready path: registers, then re-checks.
     ///
     /// # Safety
     ///
@@ -232,9 +207,8 @@ impl<S: Storage> Chan<S> {
         cx: &mut Context<'_>,
     ) -> Poll<Result<(), SendError<S::Item>>> {
         if *registered && !many::<S::Senders>() {
-            // A single sender polled again while registered tries first: its
-            // cell carries no grant, and registering first would clone a
-            // waker that the send, when it then goes through, drops again.
+            // A registered single sender tries first: its cell carries no
+            // grant, and registering would clone a waker a success then drops.
             // SAFETY: forwarded from the caller.
             if let Some(done) = unsafe { self.retry_send(cursor, node, registered, value) } {
                 return Poll::Ready(done);
@@ -243,8 +217,7 @@ impl<S: Storage> Chan<S> {
         // SAFETY: forwarded from the caller.
         let got = unsafe { self.wait_for_units(node, registered, 1, cx) };
         if got > 0 {
-            // SAFETY: we hold `got >= 1` units; the producer contract from
-            // the caller.
+            // SAFETY: we hold `got >= 1` units; the caller's producer contract.
             let sent = unsafe { self.push_unit(&mut *cursor, held(value)) };
             if sent.is_ok() {
                 self.notify_receivers();
@@ -258,9 +231,7 @@ impl<S: Storage> Chan<S> {
             .map_or(Poll::Pending, Poll::Ready)
     }
 
-    /// One attempt of a send that may be registered: when it goes through,
-    /// or finds the channel closed, the send leaves the wait set and the
-    /// result is returned; `None` while the channel is full.
+    /// One try of a maybe registered send: `None` while full, else its result.
     ///
     /// # Safety
     ///
@@ -288,13 +259,10 @@ impl<S: Storage> Chan<S> {
         Some(done)
     }
 
-    /// A sender (a send or a reservation) that found no room for `need`
-    /// units: registers, or refreshes its registration, and returns the
-    /// units granted to it (its node is then idle again). With none, the
-    /// flag is raised and the barrier done, and the caller re-checks once
-    /// before it returns `Pending`. The first registration also offers
-    /// capacity freed before it to the front waiter (with many senders,
-    /// maybe this one) and wakes a receiver (`Chan::nudge_receivers`).
+    /// A sender short of `need` units (re-)registers and returns the units
+    /// granted (node idle again), or 0 with the flag raised and the barrier
+    /// done: the caller re-checks. A first registration also grants capacity
+    /// freed before it and wakes a receiver (`Chan::nudge_receivers`).
     ///
     /// # Safety
     ///
@@ -306,32 +274,27 @@ impl<S: Storage> Chan<S> {
         need: usize,
         cx: &mut Context<'_>,
     ) -> usize {
-        // SAFETY: the wait set marks the storage exactly when it turns
-        // non-empty or empty.
+        // SAFETY: the wait set marks the storage as it turns (non-)empty.
         let on_change = |waiting| unsafe { self.storage.set_waiting(waiting) };
         // SAFETY: the caller's contract on `node`.
         let register = || unsafe { self.tx_wait().register(node, cx.waker(), need, on_change) };
-        let got = if *registered {
-            let got = register();
-            if got == 0 {
-                self.storage.before_send_wait();
-            }
-            got
-        } else {
-            let got = register();
-            debug_assert_eq!(got, 0, "an idle node holds no grant");
+        let first = !*registered;
+        let mut got = register();
+        debug_assert!(!first || got == 0, "an idle node holds no grant");
+        if got == 0 {
             *registered = true;
             self.storage.before_send_wait();
-            // Many senders skip the grant, and the second lock that collects
-            // it, when nothing is free after the barrier (`may_grant`); a
-            // single sender's cell carries no grants.
+        }
+        if first {
+            // Skip the grant and its second lock when nothing is free after the
+            // barrier; a single sender's cell carries no grants.
             let may_grant = many::<S::Senders>() && self.storage.may_grant();
             if may_grant {
                 self.grant_senders();
             }
             self.nudge_receivers();
-            if may_grant { register() } else { 0 }
-        };
+            got = if may_grant { register() } else { 0 };
+        }
         if got > 0 {
             *registered = false;
         }
@@ -345,8 +308,7 @@ impl<S: Storage> Chan<S> {
     /// `node` was only ever registered with this channel's senders.
     pub(crate) unsafe fn cancel_send(&self, node: Pin<&TxNode<S>>, registered: &mut bool) {
         if std::mem::take(registered) {
-            // SAFETY: the caller's contract; the storage is marked as the
-            // set turns empty.
+            // SAFETY: the caller's contract; the storage marked as it empties.
             let withdrawn = unsafe {
                 self.tx_wait()
                     .cancel(node, |waiting| self.storage.set_waiting(waiting))
@@ -434,10 +396,8 @@ impl<S: Storage> Chan<S> {
         }
     }
 
-    /// [`Chan::send_blocking`] of a large value once the channel was full:
-    /// waits as a reservation, then moves the value once into its slot.
-    /// Waiting as a send future would carry the value through every frame
-    /// of the wait, which in a debug build can overflow a thread's stack.
+    /// [`Chan::send_blocking`] of a large value once full: reserves, then
+    /// moves it once (through a future's frames it can overflow a debug stack).
     ///
     /// # Safety
     ///
@@ -452,8 +412,7 @@ impl<S: Storage> Chan<S> {
         // SAFETY: forwarded from the caller.
         match unsafe { self.reserve_blocking(1, deadline) } {
             Ok(()) => {
-                // SAFETY: the unit just reserved; the producer contract is
-                // the caller's.
+                // SAFETY: the unit just reserved; the caller's producer side.
                 let sent = unsafe { self.push_unit(cursor, value) };
                 if sent.is_ok() {
                     self.pushed_unit();
@@ -465,8 +424,7 @@ impl<S: Storage> Chan<S> {
         }
     }
 
-    /// [`Chan::send_blocking`] once the channel was full: backs off, then
-    /// (a park channel) waits as a future parked on.
+    /// [`Chan::send_blocking`] once full: backs off, then parks on a future.
     ///
     /// # Safety
     ///
@@ -498,8 +456,7 @@ impl<S: Storage> Chan<S> {
         }
         drop(backoff);
         // Only a park channel's schedule ends.
-        // SAFETY: forwarded from the caller; the future borrows `self` and
-        // is driven to completion (or dropped) before we return.
+        // SAFETY: forwarded; the future is done or dropped before we return.
         let mut future = pin!(unsafe { SendFuture::new(self, cursor, value) });
         match block_on(future.as_mut(), deadline, Self::sender_backoff) {
             Some(Ok(())) => Ok(()),
@@ -548,13 +505,9 @@ impl<S: Storage> Chan<S> {
             registered: false,
         };
         let future = pin!(std::future::poll_fn(|cx| {
-            // SAFETY: the node is pinned above and withdrawn by `reserving`'s
-            // drop; the units are the caller's (forwarded contract).
-            unsafe {
-                reserving
-                    .chan
-                    .poll_reserve(reserving.node, &mut reserving.registered, n, cx)
-            }
+            // SAFETY: the node is pinned, withdrawn by `reserving`'s drop; the
+            // units are the caller's.
+            unsafe { self.poll_reserve(reserving.node, &mut reserving.registered, n, cx) }
         }));
         match block_on(future, deadline, Self::sender_backoff) {
             Some(Ok(())) => Ok(()),
@@ -569,8 +522,8 @@ impl<S: Storage> Chan<S> {
     }
 }
 
-/// A blocking reservation's registration, withdrawn when it drops (the
-/// deadline passed, or a waker unwound).
+/// A blocking reservation's registration, withdrawn on drop (deadline or
+/// unwind).
 struct Reserving<'a, S: Storage> {
     chan: &'a Chan<S>,
     node: Pin<&'a TxNode<S>>,
@@ -593,10 +546,17 @@ pub(crate) fn assert_reservable<S: Storage>(n: usize) {
     );
 }
 
-/// The value a send still holds, to hand back in a [`SendError`] or push
-/// through a granted unit.
+/// The value a send still holds, to hand back or push through a grant.
 fn held<T>(value: &mut Option<T>) -> T {
     value
         .take()
         .expect("a send holds its value until it is sent")
+}
+
+/// A push's refusal as a [`TrySendError`].
+fn refused<T>(err: PushError<T>) -> TrySendError<T> {
+    match err {
+        PushError::Full(value) => TrySendError::Full(value),
+        PushError::Closed(value) => TrySendError::Disconnected(value),
+    }
 }

@@ -1,9 +1,11 @@
-//! The ring's cursors for many producers (`mpsc`, `mpmc`): [`Claiming`],
-//! the second of the bounded ring's two algorithms (see `mod.rs`), over the
-//! cursors of its consumers, [`OneConsumer`] or [`ManyConsumers`].
+//! The ring's cursors for many producers (`mpsc`, `mpmc`): [`Claiming`], the
+//! second of the ring's two algorithms (see `mod.rs`), over [`OneConsumer`]
+//! or [`ManyConsumers`].
 //!
 //! Producers share one *claim word*, updated by compare-exchange (and by
-//! `fetch_or` for the two flags that are only ever set):
+//! `fetch_or` for the flags only ever set). Reserving, granting and closing
+//! in the word every send already compare-exchanges linearises them against
+//! sends at no cost to the send path:
 //!
 //! ```text
 //!  63            POS_SHIFT   POS_SHIFT-1    3      2        1         0
@@ -12,44 +14,32 @@
 //! +----------------+----------------------+-------+-------+--------+
 //! ```
 //!
-//! - `position` is the next position to claim, modulo `2^(61 - R_BITS)`
-//!   (at least 40 bits). The full 64-bit position is recovered from the
-//!   slot's stamp, which always holds it; the truncation matters only to an
-//!   ABA on this word, which needs a thread stalled between its load and its
-//!   compare-exchange while 2^40 other claims happen (hours at the highest
-//!   rates) and then resuming on exactly the same claim.
-//! - `R` counts capacity held as permits or granted to woken senders.
-//! - `WAITING` says senders are queued: newcomers then report `Full`, so
-//!   capacity freed while senders wait goes to them in order.
-//! - `CLOSED` freezes the boundary: a claim that succeeds before it is set is
-//!   received; every claim after it fails and hands its value back.
-//! - `POLLING` (one consumer) is set the first time a `try_recv` finds the
-//!   ring empty. From then on every send marks the claimed but unwritten
-//!   slots before its own (`mark_claims_before`), so that a consumer
-//!   spinning on `try_recv` can tell "empty" from the slot alone
-//!   (`try_front`) instead of loading this word, whose line the producers
-//!   then keep to themselves.
+//! - `position`: the next to claim, modulo `2^(61 - R_BITS)` (at least 40
+//!   bits); the slot's stamp holds the full position. The truncation allows
+//!   only an ABA by a thread stalled between its load and compare-exchange
+//!   across 2^40 claims (hours) that resumes on exactly the same claim.
+//! - `R`: capacity held as permits or granted to woken senders.
+//! - `WAITING`: senders are queued; newcomers report `Full`, so capacity
+//!   freed meanwhile goes to the queue in order.
+//! - `CLOSED` freezes the boundary: a claim before it is received, every
+//!   claim after it fails and hands its value back.
+//! - `POLLING` (one consumer): set when a `try_recv` first finds the ring
+//!   empty. From then on each send marks the claimed, unwritten slots before
+//!   its own `CLAIMED` (`mark_claims_before`), so `try_front` tells "empty"
+//!   from the slot alone and leaves this word's line to the producers.
 //!
-//! Keeping all of this in the word every producer already compare-exchanges
-//! makes reserving, granting and closing linearise against sends with no
-//! extra cost on the send path.
+//! A send claims position `p` when the slot of `p + R` is writable for it
+//! (queued values plus held units stay within `CAP`), writes its slot and
+//! stores `readable(p)`: one read-modify-write per message. The claim is
+//! `SeqCst`, the notifier half against a consumer that registers and then
+//! re-reads the claim word. A consumer finding a position claimed but not
+//! written reports [`PopError::Busy`] and retries, except for a large value,
+//! whose stamp is stored `SeqCst` so it may sleep ([`Storage::NOTIFIES_BUSY`]).
 //!
-//! A send claims position `p` when the slot of position `p + R` is writable
-//! for that position (so queued values plus held units stay within `CAP`),
-//! then writes its slot and stores the stamp `readable(p)`. That is one
-//! read-modify-write per message. The claim is `SeqCst`: it is the notifier
-//! half of the race with a consumer that registers to wait and then re-reads
-//! the claim word. A consumer that finds a position claimed but not yet
-//! written reports [`PopError::Busy`] and retries instead of sleeping,
-//! except for large values, whose stamp is stored `SeqCst` so that the
-//! consumer can sleep on it ([`Storage::NOTIFIES_BUSY`]).
-//!
-//! The consumer side checks the slot's stamp for `readable(h)`: a single
-//! consumer then takes the value with no read-modify-write, many consumers
-//! claim `h` with one compare-exchange first. After reading, the consumer
-//! stores `writable(h + CAP)`. A single consumer makes that store `SeqCst`
-//! (the notifier half for waiting senders); many consumers already paired
-//! their claim with the waiters, so theirs is a release store.
+//! A consumer takes `h` once its stamp is `readable(h)` (many consumers
+//! claim `h` by compare-exchange first), then stores `writable(h + CAP)`:
+//! `SeqCst` for one consumer (the notifier half for waiting senders), release
+//! for many, whose claim already paired with the waiters.
 
 use std::sync::atomic::compiler_fence;
 
@@ -63,9 +53,8 @@ use crate::wait::{Fence, Wait, spin_hint};
 
 use super::{Buffer, Cursors, RingFront, sealed};
 
-/// The cursors of a ring with many producers: the claim word they share
-/// (layout in the module docs), the consumers' head, and what the
-/// consumers' arity adds (`K`).
+/// Many producers' cursors: the shared claim word (module docs), the
+/// consumers' head, and what the consumers' arity adds (`K`).
 pub struct Claiming<K: Consumers> {
     /// The claim word, the producers' only shared state.
     tail: CachePadded<AtomicU64>,
@@ -77,22 +66,17 @@ pub struct Claiming<K: Consumers> {
 
 /// What the consumers read on every pop.
 struct HeadLine {
-    /// Many consumers: the claim word (the next position to take). One
-    /// consumer: its position, published for `len` and the producers'
-    /// capacity checks.
+    /// The next position to take; many consumers claim it, one publishes it.
     word: AtomicU64,
-    /// Set by `close` after the claim word's `CLOSED` bit, so that a
-    /// consumer finding the next slot unclaimed knows without loading the
-    /// claim word that no close has completed.
+    /// Set by `close` after `CLOSED`: a consumer finding the next slot
+    /// unclaimed knows, without the claim word, that no close completed.
     closed: AtomicBool,
-    /// One consumer: the first position claimed after `POLLING` was set
-    /// (`u64::MAX` before), from which on `try_front` may skip the claim
-    /// word. Only the consumer uses it.
+    /// One consumer's own: the first position claimed after `POLLING` was
+    /// set (`u64::MAX` before), from which on `try_front` may skip the word.
     fast_from: AtomicU64,
 }
 
-/// The consumers of a ring with many producers: [`OneConsumer`] or
-/// [`ManyConsumers`]. Sealed.
+/// Many producers' consumers: [`OneConsumer`] or [`ManyConsumers`]. Sealed.
 pub trait Consumers: sealed::Sealed + Sized + 'static {
     /// The consumers' arity.
     type Arity: Arity;
@@ -107,44 +91,33 @@ pub trait Consumers: sealed::Sealed + Sized + 'static {
     /// A consumer's cursor.
     fn cursor() -> Self::Cursor;
 
-    /// Takes position `head`, whose value is published, through the head
-    /// word `head_word`. A single consumer owns it already; many claim it
-    /// with a compare-exchange and, losing, get the head as it now is.
+    /// Takes published position `head` of `head_word`: one consumer owns it
+    /// already, many claim it with a compare-exchange.
     ///
     /// # Errors
     ///
     /// The current head when another consumer took `head` first.
     fn claim(&self, head_word: &AtomicU64, head: u64) -> Result<(), u64>;
 
-    /// With the slot of `head` not readable for it, stamped `stamp`: the
-    /// head to look at instead when another consumer has already taken
-    /// `head` (the stamp is `next_lap`, the slot's writable stamp for the
-    /// next lap, or later). Never for a single consumer.
+    /// The head to look at instead when another consumer took `head`, whose
+    /// slot shows `stamp`, `next_lap` (writable next lap) or later. Many only.
     fn taken(&self, head_word: &AtomicU64, stamp: u64, next_lap: u64) -> Option<u64>;
 
-    /// Before reporting `head` empty or busy: the head to look at instead
-    /// when it moved since it was loaded. Never for a single consumer.
+    /// Before reporting empty or busy: the new head if `head` moved. Many only.
     fn moved(&self, head_word: &AtomicU64, head: u64) -> Option<u64>;
 
-    /// A sender's capacity check, when the slot of position `last` still
-    /// holds an older lap: `Some(u64::MAX)` when there is room all the
-    /// same, because a consumer claimed that older value and is reading it
-    /// (capacity counts claims); `None` when full. A single consumer frees
-    /// a slot as it takes its value, so an old lap there always means full.
-    fn room_behind(&self, head_word: &AtomicU64, last: u64, pos_mask: u64, cap: u64)
-    -> Option<u64>;
+    /// A sender's check when the slot of `last` holds an older lap:
+    /// `Some(u64::MAX)` (room) when many consumers claimed it and one is still
+    /// reading it (capacity counts claims), `None` (full) for one consumer.
+    fn room_behind(&self, head_word: &AtomicU64, last: u64, mask: u64, cap: u64) -> Option<u64>;
 
-    /// A send that claims with `units` units held checked the slot `units`
-    /// positions ahead and found it free for position `full`: the full
-    /// position of the slot it claims, or `u64::MAX` when that one must be
-    /// waited for. A single consumer frees slots in position order, so the
-    /// claimed one is free too, at `full - units`; many free them out of
-    /// order.
+    /// A claim with `units` held found the slot `units` ahead free for `full`:
+    /// the claimed slot's full position (`full - units` for one consumer,
+    /// which frees in order), or `u64::MAX` when it must be waited for.
     fn claimed_slot(&self, full: u64, units: u64) -> u64;
 
-    /// Frees the slot whose `stamp` held the value for position `head`,
-    /// just read, for position `head + cap` (`writable`), and with one
-    /// consumer publishes `head + 1` in `head_word`.
+    /// Frees the slot (`stamp`) of `head`, just read, as `writable`; one
+    /// consumer also publishes `head + 1` in `head_word`.
     ///
     /// # Safety
     ///
@@ -159,12 +132,11 @@ pub trait Consumers: sealed::Sealed + Sized + 'static {
         head_word: &AtomicU64,
     );
 
-    /// A sender is about to wait for capacity (see `wait/fence.rs` for one
-    /// consumer; nothing for many, whose claims are `SeqCst`).
+    /// A sender is about to wait for capacity (`wait/fence.rs`; one consumer).
     fn before_send_wait(&self);
 
-    /// After a pop: with one consumer, makes the freed slot visible to a
-    /// sender that started waiting meanwhile (see `wait/fence.rs`).
+    /// After a pop by one consumer: shows the freed slot to a sender that
+    /// started waiting meanwhile (`wait/fence.rs`).
     ///
     /// # Safety
     ///
@@ -177,19 +149,15 @@ pub trait Consumers: sealed::Sealed + Sized + 'static {
     );
 }
 
-/// The cursors of a single consumer of many producers: how it frees slots
-/// (plain while no sender waits). Its position is the ring's head word,
-/// which only it writes; its cursor, a [`OneConsumerCursor`], is the right
-/// to write it.
+/// The cursors of a single consumer of many producers: its fence (plain
+/// frees while no sender waits); its position is the ring's head word.
 pub struct OneConsumer<W: Wait> {
     /// On a line of its own: the consumer reads it on every pop.
     fence: CachePadded<W::Fence>,
 }
 
-/// The cursor of a single consumer of many producers
-/// ([`Storage::Cursor`]): no state of its own (the position is the ring's
-/// head word, which producers and queries read), only the right to act as
-/// the one consumer, which its endpoint holds.
+/// The cursor of a single consumer of many producers ([`Storage::Cursor`]):
+/// no state, only the right to act as the one consumer (to write the head).
 #[derive(Debug)]
 pub struct OneConsumerCursor {
     _one: (),
@@ -249,13 +217,7 @@ impl<W: Wait> Consumers for OneConsumer<W> {
     }
 
     #[inline(always)]
-    fn room_behind(
-        &self,
-        _head_word: &AtomicU64,
-        _last: u64,
-        _pos_mask: u64,
-        _cap: u64,
-    ) -> Option<u64> {
+    fn room_behind(&self, _: &AtomicU64, _: u64, _: u64, _: u64) -> Option<u64> {
         None
     }
 
@@ -265,10 +227,6 @@ impl<W: Wait> Consumers for OneConsumer<W> {
     }
 
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "part of every pop; out of line it would cost a call per message"
-    )]
     unsafe fn free(
         &self,
         _cursor: &mut OneConsumerCursor,
@@ -277,16 +235,13 @@ impl<W: Wait> Consumers for OneConsumer<W> {
         head: u64,
         head_word: &AtomicU64,
     ) {
-        // Frees the slot (releasing our read); the notifier half for
-        // waiting senders when fenced.
-        // SAFETY: the single consumer, holding its cursor (caller's
-        // contract).
+        // Fenced, the store is the notifier half for waiting senders.
+        // SAFETY: the single consumer, holding its cursor (caller's contract).
         if unsafe { self.fence.fenced(head + 1) } {
             stamp.store_seq_cst(writable);
         } else {
-            // ORDERING: Release pairs with the producer's SeqCst (acquiring)
-            // load of the stamp; waiting senders are covered by their
-            // barrier (`wait/fence.rs`).
+            // ORDERING: Release pairs with the producer's SeqCst load of the
+            // stamp; waiting senders rely on their barrier (`wait/fence.rs`).
             Stamp::store(stamp, writable, Ordering::Release);
             compiler_fence(Ordering::SeqCst);
         }
@@ -304,8 +259,7 @@ impl<W: Wait> Consumers for OneConsumer<W> {
         waiting: impl Fn() -> bool,
         head_word: &AtomicU64,
     ) {
-        // SAFETY: the single consumer, holding its cursor (caller's
-        // contract).
+        // SAFETY: the single consumer, holding its cursor (caller's contract).
         unsafe {
             self.fence.fenced_publish(waiting, || {
                 // ORDERING: Relaxed; the consumer reads its own head.
@@ -332,8 +286,7 @@ impl<W: Wait> Consumers for ManyConsumers<W> {
 
     #[inline(always)]
     fn claim(&self, head_word: &AtomicU64, head: u64) -> Result<(), u64> {
-        // ORDERING: SeqCst: the claim is the notifier half for senders
-        // waiting on capacity.
+        // ORDERING: SeqCst: the notifier half for senders waiting on capacity.
         head_word
             .compare_exchange_weak(head, head + 1, Ordering::SeqCst, Ordering::Relaxed)
             .map(drop)
@@ -353,20 +306,11 @@ impl<W: Wait> Consumers for ManyConsumers<W> {
     }
 
     #[inline(always)]
-    fn room_behind(
-        &self,
-        head_word: &AtomicU64,
-        last: u64,
-        pos_mask: u64,
-        cap: u64,
-    ) -> Option<u64> {
-        // ORDERING: SeqCst: the waiting sender's re-check pairs with the
-        // consumers' SeqCst claims.
-        let head = head_word.load_sc() & pos_mask;
-        let used = last.wrapping_sub(head) & pos_mask;
-        // Room, but the claimed slot may still be being read: the
-        // publisher waits for it.
-        (used < cap).then_some(u64::MAX)
+    fn room_behind(&self, head_word: &AtomicU64, last: u64, mask: u64, cap: u64) -> Option<u64> {
+        // ORDERING: SeqCst: the sender's re-check, paired with SeqCst claims.
+        let head = head_word.load_sc() & mask;
+        // Room; the publisher waits for the reader of the old lap.
+        ((last.wrapping_sub(head) & mask) < cap).then_some(u64::MAX)
     }
 
     #[inline(always)]
@@ -375,20 +319,8 @@ impl<W: Wait> Consumers for ManyConsumers<W> {
     }
 
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "part of every pop; out of line it would cost a call per message"
-    )]
-    unsafe fn free(
-        &self,
-        (): &mut (),
-        stamp: &Stamped,
-        writable: u64,
-        _head: u64,
-        _head_word: &AtomicU64,
-    ) {
-        // ORDERING: Release pairs with the producer's Acquire load of the
-        // stamp: our read happens before its write.
+    unsafe fn free(&self, (): &mut (), stamp: &Stamped, writable: u64, _: u64, _: &AtomicU64) {
+        // ORDERING: Release, paired with the producer's Acquire stamp load.
         Stamp::store(stamp, writable, Ordering::Release);
     }
 
@@ -417,16 +349,14 @@ impl<K: Consumers> Cursors for Claiming<K> {
     unsafe fn take_queued<T, const CAP: usize>(ring: &Buffer<T, CAP, Self>) -> Option<T> {
         // ORDERING: Relaxed; the last consumer reads its own head.
         let head = ring.cursors.head.word.load(Ordering::Relaxed);
-        // ORDERING: SeqCst: the position in the closed claim word is the
-        // frozen end.
+        // ORDERING: SeqCst: the closed claim word's position is the frozen end.
         if head & Buffer::<T, CAP, Self>::POS_MASK
             == Buffer::<T, CAP, Self>::pos(ring.cursors.tail.load_sc())
         {
             return None;
         }
         let slot = ring.slot(head);
-        // A producer that claimed before the close may still be writing.
-        // ORDERING: Acquire pairs with its publish.
+        // ORDERING: Acquire pairs with the publish of a claim before close.
         while slot.stamp.load(Ordering::Acquire) != readable(head) {
             spin_hint();
         }
@@ -443,8 +373,7 @@ impl<K: Consumers> Cursors for Claiming<K> {
     }
 }
 
-/// The mark `mark_claims_before` adds to a claimed slot's `writable`
-/// stamp (positions stay below 2^62, so the bit is free).
+/// The mark on a claimed slot's `writable` stamp (positions stay < 2^62).
 const CLAIMED: u64 = 1 << 63;
 
 /// Where a slot stands relative to the position a producer wants it for.
@@ -493,30 +422,21 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
             self.slot(want).stamp.load(order)
         } & !CLAIMED;
         let have = (stamp >> 1) & Self::POS_MASK;
-        let ahead = have.wrapping_sub(want) & Self::POS_MASK;
-        if ahead == 0 {
-            if stamp & 1 == 0 {
-                Lap::Free(stamp >> 1)
-            } else {
-                Lap::Ahead
-            }
-        } else if ahead < Self::POS_MASK / 2 {
-            Lap::Ahead
-        } else {
-            Lap::Behind
+        match have.wrapping_sub(want) & Self::POS_MASK {
+            0 if stamp & 1 == 0 => Lap::Free(stamp >> 1),
+            ahead if ahead < Self::POS_MASK / 2 => Lap::Ahead,
+            _ => Lap::Behind,
         }
     }
 
-    /// Many producers: whether `extra` more units fit after claim word
-    /// `word`, i.e. the slot of position `pos + R + extra - 1` is writable
-    /// for it. `None` means the caller's word is stale.
+    /// Whether `extra` more units fit after claim word `word` (the slot of
+    /// `pos + R + extra - 1` is writable for it); `None`: the word is stale.
     fn fits(&self, word: u64, extra: u64) -> Option<bool> {
         self.room_for(word, extra).map(|room| room.is_some())
     }
 
-    /// As [`Ring::fits`], with the answer `Some(Some(full))` when there is
-    /// room: `full` is the full position of the slot checked, which, with no
-    /// units held and `extra == 1`, is the slot the claim will write.
+    /// As [`Ring::fits`], with room as `Some(Some(full))`, the full position
+    /// of the slot checked (the claimed one with no units held, `extra == 1`).
     #[inline]
     #[allow(
         clippy::option_option,
@@ -527,10 +447,9 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
             .wrapping_add(Self::units(word))
             .wrapping_add(extra - 1)
             & Self::POS_MASK;
-        // ORDERING: SeqCst: acquires the consumer's store of the writable
-        // stamp (its read of the old value happens before our write), and is
-        // the waiting sender's re-check, paired with a single consumer's
-        // SeqCst store of that stamp.
+        // ORDERING: SeqCst: acquires the consumer's writable stamp (its read
+        // before our write), and is the waiting sender's re-check, paired with
+        // a single consumer's SeqCst store of it.
         match self.lap(last, Ordering::SeqCst) {
             Lap::Free(full) => Some(Some(full)),
             Lap::Ahead => None,
@@ -543,9 +462,8 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
         }
     }
 
-    /// Many producers: waits until the slot of the claimed (truncated)
-    /// position `pos` is writable for it, and returns the full position. The
-    /// wait only spins when a consumer is still reading the previous lap.
+    /// Waits until the slot of claimed (truncated) `pos` is writable for it,
+    /// spinning while a consumer reads the previous lap; the full position.
     fn wait_writable(&self, pos: u64) -> u64 {
         loop {
             // ORDERING: Acquire pairs with the releasing consumer's store.
@@ -556,9 +474,8 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
         }
     }
 
-    /// Many producers: moves the value out of `*value` to the claimed
-    /// position and publishes it. `known` is the full position if the claim
-    /// already saw its slot writable for it (`u64::MAX` if not).
+    /// Moves `*value` to the position claimed from `word` and publishes it;
+    /// `known` is its full position if the claim saw the slot free, or `MAX`.
     ///
     /// # Safety
     ///
@@ -571,26 +488,20 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
             known
         };
         let slot = self.slot(full);
-        // SAFETY: the claim gave this producer the position and the slot is
-        // writable for it, so nobody else touches it until it is readable;
-        // `*value` holds a value (caller's contract).
+        // SAFETY: claimed, and writable for it: ours until readable; `*value`
+        // holds a value (caller's contract).
         unsafe { slot.write_from(value) };
-        // After the write, which owns the line the previous slot usually
-        // shares.
+        // After the write, which owns the previous slot's line, usually.
         if word & Self::POLLING != 0 {
             self.mark_claims_before(full);
         }
-        // A release store (`SeqCst` for a large value), paired with the
-        // consumer's load in `front`: see `Slot::publish`.
+        // Release (`SeqCst` for a large value), paired with `front`'s load.
         slot.publish(readable(full));
     }
 
-    /// One consumer: before publishing position `full`, stamps `CLAIMED` on
-    /// every slot before it whose position is claimed but still shows
-    /// plain `writable`, down to the first published or consumed one. So a
-    /// slot at the head that shows plain `writable` has nothing published
-    /// after it, and `try_front` may report it empty without loading the
-    /// claim word. Usually one load: the previous position is published.
+    /// One consumer: before publishing `full`, marks `CLAIMED` the slots
+    /// before it still plain `writable`, down to the first published or
+    /// consumed one (usually just that one load; see the module docs).
     #[inline(always)]
     #[allow(clippy::inline_always, reason = "a step of every send")]
     fn mark_claims_before(&self, full: u64) {
@@ -602,7 +513,7 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
         // ORDERING: Acquire: a published stamp synchronises with its
         // producer, whose walk marked the positions before it.
         let seen = self.slot(pos).stamp.load(Ordering::Acquire);
-        // Published or consumed, the usual case (the shift drops `CLAIMED`).
+        // Published or consumed (the shift drops `CLAIMED`).
         if seen << 1 != writable(pos) << 1 {
             return;
         }
@@ -626,8 +537,7 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
         }
     }
 
-    /// Marks the slot of claimed position `pos`, stamped plain `writable`;
-    /// false if its producer published meanwhile.
+    /// Marks claimed `pos`'s plain `writable` slot; false if it was published.
     fn mark_claimed(stamp: &Stamped, pos: u64) -> bool {
         // ORDERING: Acquire on failure, as in `mark_claims_before`; the mark
         // itself is ordered before our publish by that Release store.
@@ -642,8 +552,8 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
         }
     }
 
-    /// One consumer, on finding the ring empty: sets `POLLING`, once, and
-    /// notes the first position whose producer will see it.
+    /// One consumer finding the ring empty: sets `POLLING` once, and notes
+    /// the first position whose producer sees it.
     #[cold]
     fn start_polling(&self) {
         let line = &self.cursors.head;
@@ -651,29 +561,25 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
         if line.fast_from.load(Ordering::Relaxed) != u64::MAX {
             return;
         }
-        // ORDERING: Relaxed: a claim is ordered before or after this in the
-        // word's modification order, which is all that decides whether its
-        // producer walks; the consumer's own head needs no more.
+        // ORDERING: Relaxed: the word's modification order alone decides
+        // which claims walk; the consumer's own head needs no more.
         let word = self.cursors.tail.fetch_or(Self::POLLING, Ordering::Relaxed);
         let head = line.word.load(Ordering::Relaxed);
         let claimed = Self::pos(word).wrapping_sub(head) & Self::POS_MASK;
         line.fast_from.store(head + claimed, Ordering::Relaxed);
     }
 
-    /// Many producers: compare-exchange on the claim word; on failure
-    /// returns the current word.
+    /// Compare-exchange on the claim word; on failure, the current word.
     #[inline]
     pub(super) fn cas_tail(&self, current: u64, new: u64) -> Result<u64, u64> {
-        // ORDERING: SeqCst: the claim is the notifier half of the race with a
-        // consumer that registers and then re-reads this word; failure only
-        // needs a fresh value.
+        // ORDERING: SeqCst: the notifier half against a registering consumer
+        // (module docs); failure only needs a fresh value.
         self.cursors
             .tail
             .compare_exchange_weak(current, new, Ordering::SeqCst, Ordering::Relaxed)
     }
 
-    /// Many producers: acquires one unit on behalf of a waiter or `n` for a
-    /// reservation. `honour_queue` makes queued senders block the attempt.
+    /// Acquires `n` units; `honour_queue`: queued senders make it `Full`.
     fn acquire_units(&self, n: u64, honour_queue: bool) -> Result<(), PushError<()>> {
         // ORDERING: Relaxed; the compare-exchange validates it.
         let mut word = self.cursors.tail.load(Ordering::Relaxed);
@@ -705,10 +611,9 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
     clippy::inline_always,
     reason = "the ring's per-message methods: out of line they would cost a call per message"
 )]
-// SAFETY: see the module docs for the protocol; every value is delivered at
-// most once (one claim per position) and at least once (claims before CLOSED
-// are drained), each producer's values take increasing positions, and the
-// condition changes waiters wait for are SeqCst operations.
+// SAFETY: by the module docs' protocol each value is delivered at most once
+// (one claim per position) and at least once (claims before CLOSED drain),
+// each producer's at increasing positions; waiters' conditions change SeqCst.
 unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claiming<K>> {
     type Item = T;
     type Front = RingFront<T, Stamped>;
@@ -739,46 +644,35 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
         debug_assert!(value.is_some(), "a value to push");
         // ORDERING: Relaxed; the compare-exchange validates it.
         let mut word = self.cursors.tail.load(Ordering::Relaxed);
-        // The common case first, on its own: open, nobody queued, no units
-        // held, and the slot of the next position free. One test covers
-        // the three flags, so a plain send pays nothing for permits.
-        if word & (Self::CLOSED | Self::WAITING | Self::R_FIELD) == 0 {
-            // ORDERING: SeqCst, as in `room_for`: acquires the consumer's
-            // store of the writable stamp, and is the waiting sender's
-            // re-check paired with a single consumer's SeqCst store of it.
-            if let Lap::Free(full) = self.lap(Self::pos(word), Ordering::SeqCst) {
-                match self.cas_tail(word, word.wrapping_add(Self::ONE_POS)) {
-                    Ok(_) => {
-                        // SAFETY: claimed; `*value` holds a value.
-                        unsafe { self.publish(word, full, value) };
-                        return Ok(());
-                    }
-                    Err(current) => word = current,
-                }
-            }
-        }
         loop {
-            if word & (Self::CLOSED | Self::WAITING) != 0 {
-                return Err(if word & Self::CLOSED != 0 {
-                    PushError::Closed(())
-                } else {
-                    PushError::Full(())
-                });
-            }
-            let known = match self.room_for(word, 1) {
-                None => {
-                    // ORDERING: Relaxed; stale view, reload.
-                    word = self.cursors.tail.load(Ordering::Relaxed);
-                    continue;
+            // The common case first: open, nobody queued, no units held (one
+            // test: a plain send pays nothing for permits), the next slot free.
+            // ORDERING: SeqCst, as in `room_for`.
+            let fast = (word & (Self::CLOSED | Self::WAITING | Self::R_FIELD) == 0)
+                .then(|| self.lap(Self::pos(word), Ordering::SeqCst));
+            let known = match fast {
+                Some(Lap::Free(full)) => full,
+                _ if word & (Self::CLOSED | Self::WAITING) != 0 => {
+                    return Err(if word & Self::CLOSED != 0 {
+                        PushError::Closed(())
+                    } else {
+                        PushError::Full(())
+                    });
                 }
-                Some(None) => return Err(PushError::Full(())),
-                // With `R` units held, the slot checked is `R` positions past
-                // the one claimed. A single consumer frees slots in position
-                // order, so that one is free as well, and the consumer's
-                // read of it came before its store of the stamp just
-                // loaded: its full position is `full - R`, no second wait.
-                // (Many consumers free slots out of order: `wait_writable`.)
-                Some(Some(full)) => self.cursors.consumers.claimed_slot(full, Self::units(word)),
+                _ => match self.room_for(word, 1) {
+                    None => {
+                        // ORDERING: Relaxed; stale view, reload.
+                        word = self.cursors.tail.load(Ordering::Relaxed);
+                        continue;
+                    }
+                    Some(None) => return Err(PushError::Full(())),
+                    // The slot checked is `R` past the claimed one; a single
+                    // consumer freed that in order, its read before the stamp
+                    // store just loaded (`Consumers::claimed_slot`).
+                    Some(Some(full)) => {
+                        self.cursors.consumers.claimed_slot(full, Self::units(word))
+                    }
+                },
             };
             match self.cas_tail(word, word.wrapping_add(Self::ONE_POS)) {
                 Ok(_) => {
@@ -793,42 +687,33 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
 
     #[inline]
     unsafe fn front(&self, _cursor: &mut K::Cursor) -> Result<RingFront<T, Stamped>, PopError> {
-        // ORDERING: Relaxed; a single consumer reads its own head, many
-        // consumers re-validate with the compare-exchange below.
-        let mut head = self.cursors.head.word.load(Ordering::Relaxed);
+        let (consumers, head_word) = (&self.cursors.consumers, &self.cursors.head.word);
+        // ORDERING: Relaxed; one consumer's own head; many re-validate.
+        let mut head = head_word.load(Ordering::Relaxed);
         loop {
             let slot = self.slot(head);
-            // An acquire load (`SeqCst` for a large value, the re-check of a
-            // consumer that registered), paired with the producer's store in
-            // `publish`: the value is visible once the stamp says readable.
+            // Acquire (`SeqCst` for a large value, a registered consumer's
+            // re-check), paired with `publish`: readable means visible.
             let stamp = slot.published();
             if stamp == readable(head) {
-                if let Err(current) = self.cursors.consumers.claim(&self.cursors.head.word, head) {
+                if let Err(current) = consumers.claim(head_word, head) {
                     head = current;
                     continue;
                 }
-                // The stamp says the value is written, and this consumer
-                // owns position `head` (the only consumer, or the winner of
-                // the claim).
+                // Written, and `head` is ours (one consumer, or the claim's).
                 return Ok(RingFront {
                     pos: head,
                     slot,
                     fenced: false,
                 });
             }
-            let next_lap = writable(head + Self::CAP64);
-            if let Some(current) =
-                self.cursors
-                    .consumers
-                    .taken(&self.cursors.head.word, stamp, next_lap)
-            {
+            if let Some(current) = consumers.taken(head_word, stamp, writable(head + Self::CAP64)) {
                 head = current;
                 continue;
             }
-            // ORDERING: SeqCst: the waiting consumer's re-check, paired with
-            // the producers' SeqCst claims.
+            // ORDERING: SeqCst: the consumer's re-check against SeqCst claims.
             let word = self.cursors.tail.load_sc();
-            if let Some(current) = self.cursors.consumers.moved(&self.cursors.head.word, head) {
+            if let Some(current) = consumers.moved(head_word, head) {
                 head = current;
                 continue;
             }
@@ -858,10 +743,8 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
                     fenced: false,
                 });
             }
-            // Unmarked, past `fast_from`: unclaimed, or claimed with nothing
-            // published after it (`mark_claims_before`); no completed send
-            // waits. ORDERING: Relaxed: the consumer's own field; for
-            // `closed`, see `close`.
+            // Unmarked past `fast_from`: nothing published after it (module
+            // docs). ORDERING: Relaxed: our own field; `closed`: see `close`.
             if stamp == writable(head)
                 && head >= self.cursors.head.fast_from.load(Ordering::Relaxed)
                 && !self.cursors.head.closed.load(Ordering::Relaxed)
@@ -878,11 +761,9 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
     }
 
     unsafe fn published_behind(&self, _cursor: &mut K::Cursor) -> bool {
-        // ORDERING: Relaxed; a single consumer reads its own head, and for
-        // many a stale head only makes the scan longer.
+        // ORDERING: Relaxed; a stale head only makes the scan longer.
         let head = self.cursors.head.word.load(Ordering::Relaxed);
-        // ORDERING: SeqCst, as in `front`: every send that completed before
-        // this call has its claim in the word.
+        // ORDERING: SeqCst, as in `front`: holds every completed send's claim.
         let claimed = Self::pos(self.cursors.tail.load_sc()).wrapping_sub(head) & Self::POS_MASK;
         // ORDERING: Acquire pairs with each producer's publish.
         (0..claimed.min(Self::CAP64))
@@ -955,16 +836,14 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
     }
 
     fn may_grant(&self) -> bool {
-        // ORDERING: SeqCst: the look after a sender's registration; paired
-        // with the SeqCst stamp store of a single consumer and the SeqCst
-        // claims of many (see `room_for`) and with `release`.
+        // ORDERING: SeqCst: a registered sender's look, paired with the
+        // consumers' SeqCst frees or claims (`room_for`) and `release`.
         let word = self.cursors.tail.load_sc();
         self.fits(word, 1) != Some(false)
     }
 
     unsafe fn release(&self, n: usize) {
-        // ORDERING: SeqCst: freeing capacity is a condition change waiting
-        // senders pair with; `R >= n`, so the subtraction cannot borrow.
+        // ORDERING: SeqCst: freeing is a condition waiters pair with; `R >= n`.
         self.cursors
             .tail
             .fetch_sub(n as u64 * Self::ONE_R, Ordering::SeqCst);
@@ -972,19 +851,17 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
 
     unsafe fn set_waiting(&self, waiting: bool) {
         // ORDERING: SeqCst: newcomers' claims are ordered against it.
+        let tail = &self.cursors.tail;
         if waiting {
-            self.cursors.tail.fetch_or(Self::WAITING, Ordering::SeqCst);
+            tail.fetch_or(Self::WAITING, Ordering::SeqCst);
         } else {
-            self.cursors
-                .tail
-                .fetch_and(!Self::WAITING, Ordering::SeqCst);
+            tail.fetch_and(!Self::WAITING, Ordering::SeqCst);
         }
     }
 
     #[inline]
     unsafe fn take_front(&self, front: &mut RingFront<T, Stamped>) -> T {
-        // SAFETY: `front` found the value for its position published and
-        // owns the position; it is taken once (caller's contract).
+        // SAFETY: `front` owns its published position; taken once (caller's).
         unsafe { front.take() }
     }
 
@@ -996,8 +873,7 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
     unsafe fn release_front(&self, cursor: &mut K::Cursor, front: RingFront<T, Stamped>) {
         // SAFETY: the slot of `front.pos` in our array (set by `front`).
         let slot = unsafe { &*front.slot };
-        // SAFETY: this consumer read the value at `front.pos`, which it
-        // owns (caller's contract).
+        // SAFETY: we read the value at `front.pos`, which we own (caller's).
         unsafe {
             self.cursors.consumers.free(
                 cursor,
@@ -1016,19 +892,16 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
         if self.slot(head).stamp.load(Ordering::Acquire) != readable(head) {
             return None;
         }
-        // SAFETY: the slot holds the value for `head`, and only the single
-        // consumer (caller's contract) could move it, which needs its
-        // cursor, borrowed for as long as the reference lives.
+        // SAFETY: published for `head`; only the single consumer (caller's
+        // contract) moves it, through its cursor, borrowed as long as this.
         Some(unsafe { self.slot(head).get() })
     }
 
     unsafe fn close(&self, _from_producer: bool) -> bool {
-        // ORDERING: SeqCst: freezes the boundary in the claim word; every
-        // claim is ordered before or after it.
+        // ORDERING: SeqCst: freezes the boundary between claims.
         let first = self.cursors.tail.fetch_or(Self::CLOSED, Ordering::SeqCst) & Self::CLOSED == 0;
-        // ORDERING: Release; `try_front` reads it only to skip the claim
-        // word while no close has completed, and a close that completed
-        // before a receive happens before it.
+        // ORDERING: Release; `try_front` reads it only to skip the claim word
+        // while no close completed, and a completed close happens before.
         self.cursors.head.closed.store(true, Ordering::Release);
         first
     }
