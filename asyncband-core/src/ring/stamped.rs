@@ -644,35 +644,41 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
         debug_assert!(value.is_some(), "a value to push");
         // ORDERING: Relaxed; the compare-exchange validates it.
         let mut word = self.cursors.tail.load(Ordering::Relaxed);
-        loop {
-            // The common case first: open, nobody queued, no units held (one
-            // test: a plain send pays nothing for permits), the next slot free.
+        // The common case first, on its own (its code stays small): open,
+        // nobody queued, no units held (one test: a plain send pays nothing
+        // for permits), the next slot free.
+        if word & (Self::CLOSED | Self::WAITING | Self::R_FIELD) == 0 {
             // ORDERING: SeqCst, as in `room_for`.
-            let fast = (word & (Self::CLOSED | Self::WAITING | Self::R_FIELD) == 0)
-                .then(|| self.lap(Self::pos(word), Ordering::SeqCst));
-            let known = match fast {
-                Some(Lap::Free(full)) => full,
-                _ if word & (Self::CLOSED | Self::WAITING) != 0 => {
-                    return Err(if word & Self::CLOSED != 0 {
-                        PushError::Closed(())
-                    } else {
-                        PushError::Full(())
-                    });
+            if let Lap::Free(full) = self.lap(Self::pos(word), Ordering::SeqCst) {
+                match self.cas_tail(word, word.wrapping_add(Self::ONE_POS)) {
+                    Ok(_) => {
+                        // SAFETY: claimed; `*value` holds a value.
+                        unsafe { self.publish(word, full, value) };
+                        return Ok(());
+                    }
+                    Err(current) => word = current,
                 }
-                _ => match self.room_for(word, 1) {
-                    None => {
-                        // ORDERING: Relaxed; stale view, reload.
-                        word = self.cursors.tail.load(Ordering::Relaxed);
-                        continue;
-                    }
-                    Some(None) => return Err(PushError::Full(())),
-                    // The slot checked is `R` past the claimed one; a single
-                    // consumer freed that in order, its read before the stamp
-                    // store just loaded (`Consumers::claimed_slot`).
-                    Some(Some(full)) => {
-                        self.cursors.consumers.claimed_slot(full, Self::units(word))
-                    }
-                },
+            }
+        }
+        loop {
+            if word & (Self::CLOSED | Self::WAITING) != 0 {
+                return Err(if word & Self::CLOSED != 0 {
+                    PushError::Closed(())
+                } else {
+                    PushError::Full(())
+                });
+            }
+            let known = match self.room_for(word, 1) {
+                None => {
+                    // ORDERING: Relaxed; stale view, reload.
+                    word = self.cursors.tail.load(Ordering::Relaxed);
+                    continue;
+                }
+                Some(None) => return Err(PushError::Full(())),
+                // The slot checked is `R` past the claimed one; a single
+                // consumer freed that in order, its read before the stamp
+                // store just loaded (`Consumers::claimed_slot`).
+                Some(Some(full)) => self.cursors.consumers.claimed_slot(full, Self::units(word)),
             };
             match self.cas_tail(word, word.wrapping_add(Self::ONE_POS)) {
                 Ok(_) => {
