@@ -29,7 +29,6 @@ mod recv;
 mod send;
 
 use std::fmt;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use crossbeam_utils::CachePadded;
 
@@ -39,7 +38,7 @@ pub(crate) use send::assert_reservable;
 use crate::arity::Arity;
 use crate::storage::Storage;
 use crate::sync::{Arc, AtomicUsize, Ordering};
-use crate::unwind::resume;
+use crate::unwind::{catch, resume};
 use crate::wait::{ReceiveWaits, Wait, WaitSet};
 
 /// The wait set of the senders of storage `S`.
@@ -227,20 +226,15 @@ impl<S: Storage> Chan<S> {
     /// others asleep, and the first panic is resumed after the last set.
     fn wake_all(&self) {
         let mut panic = None;
-        let mut wake = |set: &dyn Fn()| {
-            if let Err(payload) = catch_unwind(AssertUnwindSafe(set)) {
-                panic.get_or_insert(payload);
-            }
-        };
-        wake(&|| self.waiters.rx.wake_all(|_| ()));
-        wake(&|| {
+        catch(&mut panic, || self.waiters.rx.wake_all(|_| ()));
+        catch(&mut panic, || {
             self.waiters.tx.wake_all(|waiting| {
                 // SAFETY: the senders' wait set marks the storage as it turns
                 // empty.
                 unsafe { self.storage.set_waiting(waiting) }
             });
         });
-        wake(&|| self.waiters.closed.wake_all(|_| ()));
+        catch(&mut panic, || self.waiters.closed.wake_all(|_| ()));
         resume(panic);
     }
 

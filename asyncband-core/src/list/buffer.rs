@@ -6,9 +6,9 @@ use std::ptr;
 
 use crate::arity::Arity;
 use crate::slot::{Slot, Stamp};
+use crate::storage::PopError;
 #[cfg(doc)]
 use crate::storage::Storage;
-use crate::storage::{PopError, PushError};
 use crate::sync::{AtomicPtr, Ordering};
 
 /// Slots per block: one less than a power of two, so that an index's offset
@@ -174,7 +174,7 @@ pub trait Tail<T>: Sized {
     fn cursor(&self) -> Self::Cursor;
 
     /// [`Storage::try_push`], taking a new block from `pool` when the tail
-    /// leaves its block; only ever refused as [`PushError::Closed`].
+    /// leaves its block; refused only when closed, handing `value` back.
     ///
     /// # Safety
     ///
@@ -184,7 +184,7 @@ pub trait Tail<T>: Sized {
         cursor: &mut Self::Cursor,
         pool: &Pool<T, Self::Stamp>,
         value: T,
-    ) -> Result<(), PushError<T>>;
+    ) -> Result<(), T>;
 
     /// [`Storage::close`].
     ///

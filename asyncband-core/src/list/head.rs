@@ -457,17 +457,8 @@ impl<T, W: Wait> Head<T, ManyTail<T, W>> for ManyHead<T, W> {
         }
     }
 
-    unsafe fn peek<'a>(&'a self, (): &'a mut (), tail: &ManyTail<T, W>) -> Option<&'a T> {
-        // ORDERING: Relaxed; the only consumer reads its own state.
-        let index = self.index.load(Ordering::Relaxed);
-        let block = self.block.load(Ordering::Relaxed);
-        // SAFETY: the head block is alive while the consumer is on it.
-        let slot = unsafe { &raw const (*block).slots[(index % LAP) as usize] };
-        let front = ListFront { index, block, slot };
-        // SAFETY: the only consumer (caller's contract); `front` is its head.
-        let ready = unsafe { tail.peekable(&mut (), &front) };
-        // SAFETY: as in `OneHead::peek` (the only consumer's peek).
-        ready.then(|| unsafe { (*slot).get() })
+    unsafe fn peek<'a>(&'a self, (): &'a mut (), _: &ManyTail<T, W>) -> Option<&'a T> {
+        unreachable!("only a single consumer peeks (`Storage::peek`)")
     }
 
     fn index(&self) -> u64 {

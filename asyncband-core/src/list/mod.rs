@@ -168,7 +168,7 @@ where
         value: T,
     ) -> Result<(), PushError<T>> {
         // SAFETY: the caller's contract is that of `push`.
-        unsafe { self.tail.push(cursor, &self.pool, value) }
+        unsafe { self.tail.push(cursor, &self.pool, value) }.map_err(PushError::Closed)
     }
 
     // The default's steps, so that the whole push inlines into the send.
@@ -180,15 +180,9 @@ where
     ) -> Result<(), PushError<()>> {
         let item = value.take().expect("a value to push");
         // SAFETY: the caller's contract is that of `push`.
-        unsafe { self.tail.push(cursor, &self.pool, item) }.map_err(|refused| match refused {
-            PushError::Full(item) => {
-                *value = Some(item);
-                PushError::Full(())
-            }
-            PushError::Closed(item) => {
-                *value = Some(item);
-                PushError::Closed(())
-            }
+        unsafe { self.tail.push(cursor, &self.pool, item) }.map_err(|item| {
+            *value = Some(item);
+            PushError::Closed(())
         })
     }
 
@@ -276,9 +270,7 @@ where
         value: T,
     ) -> Result<(), T> {
         // SAFETY: the caller's contract is that of `push`.
-        unsafe { self.tail.push(cursor, &self.pool, value) }.map_err(|err| match err {
-            PushError::Full(value) | PushError::Closed(value) => value,
-        })
+        unsafe { self.tail.push(cursor, &self.pool, value) }
     }
 
     unsafe fn release(&self, _n: usize) {}

@@ -12,7 +12,6 @@ use super::buffer::{BLOCK, Block, LAP, Pool, Tail, step};
 use crate::arity::{Many, One};
 use crate::boundary::{Boundary, publish};
 use crate::slot::{NoStamp, Stamped, is_large, readable};
-use crate::storage::PushError;
 use crate::sync::{AtomicPtr, AtomicU64, Ordering, SeqCst};
 use crate::wait::{Fence, Wait, pause};
 
@@ -163,12 +162,12 @@ impl<T, W: Wait> Tail<T> for OneTail<T, W> {
         cursor: &mut OneTailCursor<T>,
         pool: &Pool<T, NoStamp>,
         value: T,
-    ) -> Result<(), PushError<T>> {
+    ) -> Result<(), T> {
         if self.boundary.is_closed() {
-            return Err(PushError::Closed(value));
+            return Err(value);
         }
         // SAFETY: the producer contract (caller's).
-        unsafe { self.push_one(cursor, pool, value) }.map_err(PushError::Closed)
+        unsafe { self.push_one(cursor, pool, value) }
     }
 
     unsafe fn close(&self, from_producer: bool) -> bool {
@@ -339,20 +338,13 @@ impl<T, W: Wait> Tail<T> for ManyTail<T, W> {
 
     #[inline(always)]
     #[allow(clippy::inline_always, reason = "a hint alone leaves it out of line")]
-    unsafe fn push(
-        &self,
-        (): &mut (),
-        pool: &Pool<T, Stamped>,
-        value: T,
-    ) -> Result<(), PushError<T>> {
-        match self.claim(pool) {
-            Ok((index, block)) => {
-                // SAFETY: `index` was claimed in `block`.
-                unsafe { Self::write(block, index, value) };
-                Ok(())
-            }
-            Err(()) => Err(PushError::Closed(value)),
-        }
+    unsafe fn push(&self, (): &mut (), pool: &Pool<T, Stamped>, value: T) -> Result<(), T> {
+        let Ok((index, block)) = self.claim(pool) else {
+            return Err(value);
+        };
+        // SAFETY: `index` was claimed in `block`.
+        unsafe { Self::write(block, index, value) };
+        Ok(())
     }
 
     unsafe fn close(&self, _from_producer: bool) -> bool {
