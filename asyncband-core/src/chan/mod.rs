@@ -1,16 +1,13 @@
 //! The channel: one storage, the wait sets of its policy, and the endpoint
-//! counts. [`Chan`]'s methods are split by side: `send.rs` (pushing,
-//! reserving, granting), `recv.rs` (popping, notifying); `future.rs` holds
-//! the futures they drive.
-//!
-//! [`Chan`] is generic over its [`Storage`]; the six public channels are
-//! instantiations of it. It owns no policy beyond who is woken when:
+//! counts, generic over the [`Storage`]. Its methods are split by side:
+//! `send.rs` (pushing, reserving, granting), `recv.rs` (popping,
+//! notifying); `future.rs` holds the futures they drive. It owns no policy
+//! beyond who is woken when:
 //!
 //! - a push notifies one waiting receiver, if the receivers' wait set says
-//!   anyone waits (one `SeqCst` load, free on x86; a constant `false` for a
-//!   spin channel);
-//! - a pop, a returned unit or a cancelled grant frees capacity, which is
-//!   *granted* to waiting senders in the order they queued;
+//!   anyone waits (one `SeqCst` load; a constant `false` for a spin channel);
+//! - a pop, a returned unit or a cancelled grant frees capacity, *granted*
+//!   to waiting senders in the order they queued;
 //! - closing, or the last sender or receiver going away, wakes everybody.
 //!
 //! Nothing here locks, fences or touches a waker while nobody waits.
@@ -18,11 +15,9 @@
 //! # The contract of single sides
 //!
 //! The methods that move values are `unsafe` and crate-private: a single
-//! producer or consumer passes its side's one cursor by `&mut`
-//! ([`Storage::ProducerCursor`], [`Storage::Cursor`]); with many, the cursor
-//! holds nothing. A consumer-side call is made only for a receiver still
-//! counted (the last receiver's drain claims against nobody). The
-//! [`endpoint`](crate::endpoint) types keep these promises in their types.
+//! side passes its one cursor by `&mut` (as the [`Storage`] contract says),
+//! and a consumer-side call is made only for a receiver still counted. The
+//! [`endpoint`](crate::endpoint) types keep these promises.
 
 mod future;
 mod recv;
@@ -60,8 +55,7 @@ struct Waiters<S: Storage> {
     tx: TxWait<S>,
     /// Futures waiting for the close.
     closed: <S::Wait as Wait>::Closing,
-    /// How the blocking receives' last waits went, which steers how the
-    /// next one waits.
+    /// How the blocking receives' last waits went, steering the next.
     receive_waits: ReceiveWaits,
 }
 
@@ -95,8 +89,7 @@ pub struct Chan<S: Storage> {
 // SAFETY: a storage is `Send` and `Sync` whenever its items are `Send` (the
 // `Storage` contract); the wait sets and counts always are.
 unsafe impl<S: Storage> std::marker::Send for Chan<S> where S::Item: std::marker::Send {}
-// SAFETY: as for `Send`: `&Chan` only ever moves values between threads,
-// never shares one.
+// SAFETY: as for `Send`: `&Chan` only moves values, never shares one.
 unsafe impl<S: Storage> Sync for Chan<S> where S::Item: std::marker::Send {}
 
 impl<S: Storage> fmt::Debug for Chan<S> {
@@ -207,9 +200,7 @@ impl<S: Storage> Chan<S> {
         &self.waiters.tx
     }
 
-    /// Closes the channel: senders fail from now on, receivers drain what
-    /// was sent and then see it closed. Wakes every waiter. True if this
-    /// call closed it.
+    /// Closes the channel (as [`Storage::close`]) and wakes every waiter.
     ///
     /// # Safety
     ///
@@ -222,8 +213,7 @@ impl<S: Storage> Chan<S> {
         closed
     }
 
-    /// Wakes every waiter; a waker that panics in one set does not keep the
-    /// others asleep, and the first panic is resumed after the last set.
+    /// Wakes every waiter; a waker's panic is resumed after the last set.
     fn wake_all(&self) {
         let mut panic = None;
         catch(&mut panic, || self.waiters.rx.wake_all(|_| ()));
@@ -238,9 +228,8 @@ impl<S: Storage> Chan<S> {
         resume(panic);
     }
 
-    /// Counts one more sender, or one more receiver (`receivers`), if any
-    /// is left: once the last is gone the channel is closed for good (and,
-    /// for receivers, drained).
+    /// Counts one more sender, or receiver (`receivers`), if any is left:
+    /// once the last is gone the channel is closed for good.
     pub(crate) fn try_count_in(&self, receivers: bool) -> bool {
         let counter = if receivers {
             &self.receivers
@@ -256,8 +245,7 @@ impl<S: Storage> Chan<S> {
             .is_ok()
     }
 
-    /// Counts a weak sender or receiver coming or going: a query's count,
-    /// which keeps nothing open.
+    /// Counts a weak sender or receiver coming or going.
     pub(crate) fn count_weak(&self, receivers: bool, coming: bool) {
         let counter = if receivers {
             &self.weak_receivers
@@ -300,8 +288,8 @@ impl<S: Storage> Chan<S> {
         if self.receivers.fetch_sub(1, Ordering::AcqRel) == 1 {
             // SAFETY: not as the producer; `close(false)` binds nothing.
             unsafe { self.storage.close(false) };
-            // Waiters are woken after the drain, so a woken sender sees the
-            // queued values dropped; also when a value's `Drop` unwinds.
+            // Woken after the drain (also on unwind): a woken sender sees the
+            // queued values dropped.
             let _wake = WakeAllOnDrop(self);
             // SAFETY: closed, and the last counted receiver: no
             // consumer-side call runs now or later.
@@ -319,8 +307,7 @@ impl<S: Storage> Drop for WakeAllOnDrop<'_, S> {
     }
 }
 
-/// Whether a side of arity `A` has many endpoints: a constant, so each
-/// instantiation keeps one branch.
+/// Whether a side of arity `A` has many endpoints: a constant branch.
 #[inline(always)]
 #[allow(clippy::inline_always, reason = "a constant")]
 const fn many<A: Arity>() -> bool {
