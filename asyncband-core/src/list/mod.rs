@@ -1,38 +1,28 @@
-//! Unbounded storage: a linked list of blocks of slots.
-//!
-//! # Indices
+//! Unbounded storage: a linked list of blocks of slots. `buffer.rs` has the
+//! blocks, the pool, the index arithmetic and the ends' traits; `tail.rs`
+//! the producers' ends; `head.rs` the consumers'.
 //!
 //! Both ends walk an *index* that counts `LAP = BLOCK + 1` values per block:
-//! offsets `0..BLOCK` name the block's slots, and offset `BLOCK` is a
-//! sentinel: the block is used up and the end is moving to the next one.
-//! Slot stamps carry the index, so a recycled block needs no reset.
+//! offsets `0..BLOCK` name its slots, and offset `BLOCK` is a sentinel (the
+//! end is moving to the next block). Slot stamps carry the index, so a
+//! recycled block needs no reset.
 //!
-//! # Producers
-//!
-//! Many producers share a claim word (`index << 1 | CLOSED`) and claim with
-//! one compare-exchange. While the word sits on a sentinel they wait for
-//! the producer that took the last slot to store the next block (taken
-//! *before* that claim) and move the word on. As the tail block changes only
-//! then, a producer whose claim succeeds knows the block it loaded after
-//! the word is the right one; no producer dereferences a block before its
-//! claim succeeds, so retired blocks can be freed. A single producer owns
-//! its index, publishes it through its fence, and closes through a
-//! `Boundary`.
-//!
-//! # Consumers
+//! Many producers claim with one compare-exchange on a claim word
+//! (`index << 1 | CLOSED`). On a sentinel they wait for the producer of the
+//! last slot to link the next block (taken *before* that claim) and move
+//! the word on; as the tail block changes only then, a successful claim
+//! knows the block it loaded after the word is right, and no producer
+//! dereferences a block before its claim succeeds, so retired blocks can be
+//! freed. A single producer owns its index, publishes it through its fence,
+//! and closes through a `Boundary`.
 //!
 //! A single consumer checks the slot before taking it, with no
-//! read-modify-write, and recycles each block it leaves. Many consumers
-//! compare the claim word with the producers' index (touching no block
-//! before a claim), claim with one compare-exchange, then wait for the
-//! value if it is still being written; the one that takes a block's last
-//! slot moves the head on and recycles the block once every slot of it has
-//! been read.
-//!
-//! Left blocks go to a pool of [`POOL`] spares that producers draw from;
-//! the rest are freed, so memory after a burst returns to a few blocks.
-//! `buffer.rs` has the blocks, the pool, the index arithmetic and the ends'
-//! traits; `tail.rs` the producers' ends; `head.rs` the consumers'.
+//! read-modify-write. Many consumers compare the claim word with the
+//! producers' index (touching no block before a claim), claim with one
+//! compare-exchange, then wait for the value if it is still being written;
+//! the one that takes a block's last slot moves the head on and recycles
+//! the block once every slot has been read. Left blocks go to a pool of
+//! [`POOL`] spares that producers draw from; the rest are freed.
 
 use crossbeam_utils::CachePadded;
 
@@ -312,7 +302,7 @@ where
     (P, C): ListTopology,
 {
     fn drop(&mut self) {
-        // Drop the values, then the blocks, also if a destructor panics.
+        // The values, then the blocks, also if a destructor panics.
         let _blocks = FreeBlocks(self);
         // SAFETY: `&mut self`: the only consumer.
         unsafe { self.drop_queued() };
@@ -331,9 +321,9 @@ where
     fn drop(&mut self) {
         let mut block = self.0.head.block();
         while !block.is_null() {
-            // SAFETY: the list is being dropped: we own every block, each
-            // from a `Box` and drained.
-            // ORDERING: Relaxed; the list is being dropped (`&mut`).
+            // SAFETY: the list is being dropped (`&mut`): we own every block,
+            // each from a `Box` and drained.
+            // ORDERING: Relaxed; as above.
             let next = unsafe { (*block).next.load(Ordering::Relaxed) };
             // SAFETY: as above; the pool holds only blocks the head left.
             drop(unsafe { Box::from_raw(block) });
@@ -342,14 +332,7 @@ where
     }
 }
 
-impl<T, P: Arity, C: Arity, W: Wait> std::fmt::Debug for List<T, P, C, W>
-where
-    (P, C): ListTopology,
-{
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("List").finish_non_exhaustive()
-    }
-}
+opaque_debug!(impl[T, P: Arity, C: Arity, W: Wait] List<T, P, C, W> where [(P, C): ListTopology]);
 
 #[cfg(all(test, not(asyncband_loom)))]
 mod tests;
