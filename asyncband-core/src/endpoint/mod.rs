@@ -172,8 +172,7 @@ pub trait Endpoint: sealed::Sealed + Sized {
     fn counted(chan: Arc<Chan<Self::Storage>>) -> Self;
 }
 
-/// What both sides' endpoints answer the same way; `$waits` is the field
-/// that keeps an endpoint's waiting state.
+/// What both sides' endpoints answer alike; `$waits` is the waiting state.
 macro_rules! endpoint_common {
     ($endpoint:ident, $side:ident, $receives:literal, $waits:ident) => {
         impl<S: Storage> sealed::Sealed for $endpoint<S> {}
@@ -416,15 +415,13 @@ impl<S: Storage<Receivers = One>> Consumer<S> {
     #[must_use]
     pub fn peek(&mut self) -> Option<&S::Item> {
         let cursor = self.cursor.as_deref_mut();
-        // SAFETY: a single consumer has its cursor (field `cursor`), borrowed
-        // while the reference lives.
+        // SAFETY: a single consumer has its cursor, lent while the result lives.
         unsafe { self.chan.storage().peek(cursor.unwrap_unchecked()) }
     }
 }
 
 impl<S: Storage<Receivers = Many>> Consumer<S> {
-    /// The right to receive of one of many consumers, while `self` is
-    /// borrowed.
+    /// The right to receive of one of many consumers, while `self` is lent.
     #[inline(always)]
     #[allow(clippy::inline_always, reason = "every receive's ready path")]
     #[must_use]
@@ -449,8 +446,7 @@ struct DropCounted<'a, S: Storage>(&'a Chan<S>, bool);
 
 impl<S: Storage> Drop for DropCounted<'_, S> {
     fn drop(&mut self) {
-        // SAFETY: made only in an endpoint's `Drop`, which gives up its count
-        // and its cursor.
+        // SAFETY: made only in an endpoint's `Drop`, giving up count and cursor.
         unsafe {
             if self.1 {
                 self.0.drop_receiver();
@@ -549,8 +545,7 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
         unsafe { cursor_of::<S::Senders, _>(self.turns.as_deref_mut().map(Turns::get_mut)) }
     }
 
-    /// The right, given to held units (or a reservation), whose pushes take
-    /// turns at a single producer's cursor.
+    /// The right, as the pusher of held units (or of a reservation).
     ///
     /// # Safety
     ///
@@ -632,6 +627,12 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
 }
 
 impl<'a, S: Storage> ProducerRef<'a, S> {
+    /// The channel, for queries.
+    #[must_use]
+    pub fn chan(&self) -> &'a Chan<S> {
+        self.chan
+    }
+
     /// A future that sends `value`, waiting for capacity.
     #[must_use = "futures do nothing unless polled"]
     #[inline]
@@ -655,20 +656,6 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
     }
 }
 
-/// What both sides' borrowed rights answer the same way.
-macro_rules! right_common {
-    ($($right:ident),*) => {$(
-        impl<'a, S: Storage> $right<'a, S> {
-            /// The channel, for queries.
-            #[must_use]
-            pub fn chan(&self) -> &'a Chan<S> {
-                self.chan
-            }
-        }
-    )*};
-}
-
-right_common!(ProducerRef, ConsumerRef);
 opaque_debug!(impl[S: Storage] ProducerRef<'_, S>; impl[S: Storage] ConsumerRef<'_, S>);
 
 /// The right to act as a consumer, borrowed from a [`Consumer`]; as
@@ -739,8 +726,7 @@ impl<S: Storage> ConsumerRef<'_, S> {
         unsafe { self.chan.recv_blocking(self.cursor, deadline) }
     }
 
-    /// Appends up to `limit` values that are ready to `buf`; returns how
-    /// many.
+    /// Appends up to `limit` ready values to `buf`; returns how many.
     pub fn try_recv_many(&mut self, buf: &mut Vec<S::Item>, limit: usize) -> usize {
         let before = buf.len();
         buf.extend(std::iter::from_fn(|| self.try_recv().ok()).take(limit));
@@ -749,6 +735,12 @@ impl<S: Storage> ConsumerRef<'_, S> {
 }
 
 impl<'a, S: Storage> ConsumerRef<'a, S> {
+    /// The channel, for queries.
+    #[must_use]
+    pub fn chan(&self) -> &'a Chan<S> {
+        self.chan
+    }
+
     /// A future that receives one value, waiting for one.
     #[must_use = "futures do nothing unless polled"]
     #[inline]

@@ -32,13 +32,6 @@ pub trait Watch<T>: Tail<T> {
         seen: &mut Self::Seen,
         front: &ListFront<T, Self::Stamp>,
     ) -> Result<(), PopError>;
-
-    /// As [`Watch::ready`], for a peek.
-    ///
-    /// # Safety
-    ///
-    /// As for [`Watch::ready`].
-    unsafe fn peekable(&self, seen: &mut Self::Seen, front: &ListFront<T, Self::Stamp>) -> bool;
 }
 
 /// A single consumer's copy of a single producer's index, as last read.
@@ -80,10 +73,6 @@ impl<T, W: Wait> Watch<T> for OneTail<T, W> {
         }
         Ok(())
     }
-
-    unsafe fn peekable(&self, seen: &mut TailCache, front: &ListFront<T, NoStamp>) -> bool {
-        front.index < seen.readable_end(self, front.index)
-    }
 }
 
 /// Many producers publish through each slot's stamp.
@@ -110,13 +99,6 @@ impl<T, W: Wait> Watch<T> for ManyTail<T, W> {
             });
         }
         Ok(())
-    }
-
-    unsafe fn peekable(&self, (): &mut (), front: &ListFront<T, Stamped>) -> bool {
-        // SAFETY: as in `ready`.
-        let slot = unsafe { &*front.slot };
-        // ORDERING: Acquire pairs with the producer's publish.
-        slot.stamp.load(Ordering::Acquire) == readable(front.index)
     }
 }
 
@@ -248,7 +230,7 @@ impl<T, Tx: Watch<T>> Head<T, Tx> for OneHead<T, Tx> {
     unsafe fn peek<'a>(&'a self, cursor: &'a mut OneHeadCursor<T, Tx>, tail: &Tx) -> Option<&'a T> {
         let front = self.at(cursor);
         // SAFETY: as in `front`.
-        let ready = unsafe { tail.peekable(&mut cursor.seen, &front) };
+        let ready = unsafe { tail.ready(&mut cursor.seen, &front) }.is_ok();
         // SAFETY: published, and left in place while `cursor` is borrowed;
         // the head block lives while the head is on it.
         ready.then(|| unsafe { (*front.slot).get() })
