@@ -148,10 +148,8 @@ impl<T, const CAP: usize, W: Wait> Buffer<T, CAP, Indexed<W>> {
             return cursor.tail_cache;
         }
         // ORDERING: SeqCst: a waiter's re-check, paired with the tail store.
-        let tail = self
-            .cursors
-            .boundary
-            .readable_end(|| self.cursors.tail.load_sc());
+        let published = || self.cursors.tail.load_sc();
+        let tail = self.cursors.boundary.readable_end(published);
         cursor.tail_cache = tail;
         tail
     }
@@ -232,9 +230,8 @@ unsafe impl<T, const CAP: usize, W: Wait> Storage for Buffer<T, CAP, Indexed<W>>
     unsafe fn close(&self, from_producer: bool) -> bool {
         // ORDERING: SeqCst: the closer's re-check (see `Boundary`).
         let published = || self.cursors.tail.load_sc();
-        self.cursors
-            .boundary
-            .close_single(from_producer, &self.cursors.producer.fence, published)
+        let boundary = &self.cursors.boundary;
+        boundary.close_single(from_producer, &self.cursors.producer.fence, published)
     }
 
     #[allow(clippy::cast_possible_truncation, reason = "never above `CAP`")]
@@ -242,11 +239,8 @@ unsafe impl<T, const CAP: usize, W: Wait> Storage for Buffer<T, CAP, Indexed<W>>
         let head = self.head_position();
         // ORDERING: SeqCst; a query.
         let tail = self.cursors.tail.load_sc();
-        let end = self
-            .cursors
-            .boundary
-            .frozen()
-            .map_or(tail, |end| tail.min(end));
+        let frozen = self.cursors.boundary.frozen();
+        let end = frozen.map_or(tail, |end| tail.min(end));
         end.saturating_sub(head) as usize
     }
 
@@ -257,8 +251,9 @@ unsafe impl<T, const CAP: usize, W: Wait> Storage for Buffer<T, CAP, Indexed<W>>
         // Held units, then the tail: a push through a unit publishes before
         // giving it back, so a value may count twice (a spurious `Full`, made
         // up for by the push's wake), never be missed.
+        let reserved = &self.cursors.producer.reserved;
         // ORDERING: SeqCst for both: a `release` seen brings its publish.
-        let held = self.cursors.producer.reserved.load(Ordering::SeqCst) as u64;
+        let held = reserved.load(Ordering::SeqCst) as u64;
         let published = self.cursors.tail.load_sc();
         // ORDERING: SeqCst: the waiting producer's re-check, as in `room`.
         let freed = self.cursors.head.load_sc();
@@ -266,10 +261,7 @@ unsafe impl<T, const CAP: usize, W: Wait> Storage for Buffer<T, CAP, Indexed<W>>
             return Err(PushError::Full(()));
         }
         // ORDERING: Relaxed; only the producer adds units.
-        self.cursors
-            .producer
-            .reserved
-            .fetch_add(n, Ordering::Relaxed);
+        reserved.fetch_add(n, Ordering::Relaxed);
         Ok(())
     }
 
@@ -349,12 +341,9 @@ unsafe impl<T, const CAP: usize, W: Wait> Storage for Buffer<T, CAP, Indexed<W>>
     }
 
     unsafe fn after_pop(&self, cursor: &mut IndexedCursor, waiting: impl Fn() -> bool) {
+        let fence = &self.cursors.consumer_fence;
         // SAFETY: as in `front`.
-        unsafe {
-            self.cursors
-                .consumer_fence
-                .fenced_publish(waiting, || cursor.head);
-        }
+        unsafe { fence.fenced_publish(waiting, || cursor.head) };
     }
 
     unsafe fn grant(&self, _n: usize) -> usize {
@@ -366,11 +355,9 @@ unsafe impl<T, const CAP: usize, W: Wait> Storage for Buffer<T, CAP, Indexed<W>>
         if n == 0 {
             return;
         }
+        let reserved = &self.cursors.producer.reserved;
         // ORDERING: SeqCst: freeing capacity is a condition change.
-        self.cursors
-            .producer
-            .reserved
-            .fetch_sub(n, Ordering::SeqCst);
+        reserved.fetch_sub(n, Ordering::SeqCst);
     }
 
     unsafe fn set_waiting(&self, _waiting: bool) {}
