@@ -101,9 +101,6 @@ where
 
 type TailOf<T, P, C, W> = <(P, C) as ListTopology>::Tail<T, W>;
 type StampOf<T, P, C, W> = <TailOf<T, P, C, W> as Tail<T>>::Stamp;
-type CursorOf<T, P, C, W> =
-    <<(P, C) as ListTopology>::Head<T, W> as Head<T, TailOf<T, P, C, W>>>::Cursor;
-type ProducerCursorOf<T, P, C, W> = <TailOf<T, P, C, W> as Tail<T>>::Cursor;
 
 // SAFETY: values move between threads through the list, so `T: Send` is
 // required and enough; shared cells follow the module docs' protocol.
@@ -126,8 +123,8 @@ where
 {
     type Item = T;
     type Front = ListFront<T, StampOf<T, P, C, W>>;
-    type Cursor = CursorOf<T, P, C, W>;
-    type ProducerCursor = ProducerCursorOf<T, P, C, W>;
+    type Cursor = <<(P, C) as ListTopology>::Head<T, W> as Head<T, TailOf<T, P, C, W>>>::Cursor;
+    type ProducerCursor = <TailOf<T, P, C, W> as Tail<T>>::Cursor;
     type Senders = P;
     type Receivers = C;
     type Wait = W;
@@ -143,18 +140,18 @@ where
         }
     }
 
-    fn cursor(&self) -> CursorOf<T, P, C, W> {
+    fn cursor(&self) -> Self::Cursor {
         self.head.cursor()
     }
 
-    fn producer_cursor(&self) -> ProducerCursorOf<T, P, C, W> {
+    fn producer_cursor(&self) -> Self::ProducerCursor {
         self.tail.cursor()
     }
 
     #[inline]
     unsafe fn try_push(
         &self,
-        cursor: &mut ProducerCursorOf<T, P, C, W>,
+        cursor: &mut Self::ProducerCursor,
         value: T,
     ) -> Result<(), PushError<T>> {
         // SAFETY: the caller's contract is that of `push`.
@@ -165,7 +162,7 @@ where
     #[inline]
     unsafe fn try_push_from(
         &self,
-        cursor: &mut ProducerCursorOf<T, P, C, W>,
+        cursor: &mut Self::ProducerCursor,
         value: &mut Option<T>,
     ) -> Result<(), PushError<()>> {
         let item = value.take().expect("a value to push");
@@ -177,31 +174,24 @@ where
     }
 
     #[inline]
-    unsafe fn front(
-        &self,
-        cursor: &mut CursorOf<T, P, C, W>,
-    ) -> Result<ListFront<T, StampOf<T, P, C, W>>, PopError> {
+    unsafe fn front(&self, cursor: &mut Self::Cursor) -> Result<Self::Front, PopError> {
         // SAFETY: the caller's contract is that of `front`.
         unsafe { self.head.front(cursor, &self.tail) }
     }
 
     #[inline]
-    unsafe fn take_front(&self, front: &mut ListFront<T, StampOf<T, P, C, W>>) -> T {
+    unsafe fn take_front(&self, front: &mut Self::Front) -> T {
         // SAFETY: the caller's contract is that of `take_front`.
         unsafe { self.head.take_front(front) }
     }
 
     #[inline]
-    unsafe fn release_front(
-        &self,
-        cursor: &mut CursorOf<T, P, C, W>,
-        front: ListFront<T, StampOf<T, P, C, W>>,
-    ) {
+    unsafe fn release_front(&self, cursor: &mut Self::Cursor, front: Self::Front) {
         // SAFETY: the caller's contract is that of `release_front`.
         unsafe { self.head.release_front(cursor, &self.pool, front) }
     }
 
-    unsafe fn peek<'a>(&'a self, cursor: &'a mut CursorOf<T, P, C, W>) -> Option<&'a T> {
+    unsafe fn peek<'a>(&'a self, cursor: &'a mut Self::Cursor) -> Option<&'a T> {
         // SAFETY: the caller's contract is that of `peek`.
         unsafe { self.head.peek(cursor, &self.tail) }
     }
@@ -221,8 +211,7 @@ where
 
     #[allow(clippy::cast_possible_truncation, reason = "values fit in memory")]
     fn len(&self) -> usize {
-        let head = position(self.head.index());
-        position(self.tail.end()).saturating_sub(head) as usize
+        position(self.tail.end()).saturating_sub(self.head_position()) as usize
     }
 
     fn is_full(&self) -> bool {
@@ -233,11 +222,7 @@ where
         self.tail.before_recv_wait();
     }
 
-    unsafe fn after_push(
-        &self,
-        cursor: &mut ProducerCursorOf<T, P, C, W>,
-        waiting: impl Fn() -> bool,
-    ) {
+    unsafe fn after_push(&self, cursor: &mut Self::ProducerCursor, waiting: impl Fn() -> bool) {
         // SAFETY: the caller's contract is that of `after_push`.
         unsafe { self.tail.after_push(cursor, waiting) };
     }
@@ -254,11 +239,7 @@ where
         n
     }
 
-    unsafe fn push_reserved(
-        &self,
-        cursor: &mut ProducerCursorOf<T, P, C, W>,
-        value: T,
-    ) -> Result<(), T> {
+    unsafe fn push_reserved(&self, cursor: &mut Self::ProducerCursor, value: T) -> Result<(), T> {
         // SAFETY: the caller's contract is that of `push`.
         unsafe { self.tail.push(cursor, &self.pool, value) }
     }
