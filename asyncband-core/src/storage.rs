@@ -360,10 +360,7 @@ pub unsafe trait Capacity: Storage {
 #[inline(always)]
 #[allow(clippy::inline_always, reason = "every ready path of many endpoints")]
 pub(crate) unsafe fn conjured<'a, C>() -> &'a mut C {
-    assert!(
-        size_of::<C>() == 0,
-        "the cursor of many endpoints holds nothing"
-    );
+    assert!(size_of::<C>() == 0, "many endpoints' cursor holds nothing");
     // SAFETY: the caller's contract.
     unsafe { std::ptr::NonNull::dangling().as_mut() }
 }

@@ -1,9 +1,9 @@
 //! Endpoints: the only way to move values through a [`Chan`].
 //!
-//! The channel's value-moving methods are `unsafe`: a single producer or
-//! consumer promises that the cursor it passes is its side's one cursor,
-//! and a sender that it returns only capacity it holds. The types here
-//! carry those promises, so the `asyncband` facade needs no `unsafe`:
+//! The channel's value-moving methods are `unsafe`: a single side promises
+//! that the cursor it passes is its one cursor, and a sender that it returns
+//! only capacity it holds. The types here carry those promises, so the
+//! `asyncband` facade needs no `unsafe`:
 //!
 //! - [`Producer`] and [`Consumer`] count themselves in the channel until
 //!   they drop. A single one owns its side's one cursor and lends it
@@ -12,8 +12,7 @@
 //!   ([`Producer::shared`], [`Consumer::shared`]).
 //! - [`ProducerRef`] and [`ConsumerRef`] are that borrowed right to act,
 //!   never `Clone`, so a single side's right is never in two places.
-//! - [`Units`] is capacity held ahead of a send: the only thing that can
-//!   return capacity, and only what it holds.
+//! - [`Units`], capacity held ahead of a send, alone returns capacity (its own).
 //! - [`Weak`] endpoints keep nothing open.
 //!
 //! Every type is `Send` (and the endpoints `Sync`) when the payload is.

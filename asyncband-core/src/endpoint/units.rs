@@ -11,15 +11,11 @@ use std::mem::ManuallyDrop;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use super::{Producer, conjured};
+use super::{Producer, conjured, sealed};
 use crate::arity::Many;
 use crate::chan::{Chan, TxNode};
 use crate::error::{SendError, TrySendError};
 use crate::storage::{Storage, Turns};
-
-mod sealed {
-    pub trait Sealed {}
-}
 
 /// What held [`Units`] push through: a [`Pusher`] (borrowed from a
 /// producer's right) or a [`Producer`] of many that the units own. Sealed.
@@ -112,8 +108,6 @@ impl<S: Storage> Holder for Pusher<'_, S> {
         slot.expect("a reservation keeps its pusher")
     }
 }
-
-impl<S: Storage<Senders = Many>> sealed::Sealed for Producer<S> {}
 
 impl<S: Storage<Senders = Many>> Holder for Producer<S> {
     type Storage = S;

@@ -137,9 +137,8 @@ impl<T, S> Drop for Pool<T, S> {
 
 opaque_debug!(impl[T, S] Block<T, S>; impl[T, S] Pool<T, S>);
 
-/// A consumer's hold on the value at `index` in `block` (see
-/// [`Storage::front`]): found published or, with many consumers, claimed;
-/// the block stays alive until `release_front`.
+/// A consumer's hold on the value at `index` in `block` ([`Storage::front`]),
+/// found published or claimed; the block lives until `release_front`.
 pub struct ListFront<T, S> {
     pub(super) index: u64,
     pub(super) block: *mut Block<T, S>,
@@ -265,7 +264,6 @@ pub trait Head<T, Tx: Tail<T>>: Sized {
     /// The index of the next value to pop (a `SeqCst` load).
     fn index(&self) -> u64;
 
-    /// The block holding the index, for a list being dropped (`&mut`
-    /// access, so a relaxed load).
+    /// The block holding the index, for a list being dropped (relaxed).
     fn block(&self) -> *mut Block<T, Tx::Stamp>;
 }
