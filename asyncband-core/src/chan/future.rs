@@ -71,8 +71,7 @@ impl<'a, S: Storage> Send<'a, S> {
 
     /// Withdraws the node, if built, passing on units granted to it.
     fn cancel(&mut self) {
-        // SAFETY: the future is pinned (or dropped in place), and so is the
-        // node; it is only used with this chan.
+        // SAFETY: pinned (or dropped in place) with the future; this chan's.
         if let Some(node) = unsafe { Pin::new_unchecked(&self.node) }.get() {
             // SAFETY: as above.
             unsafe { self.chan.cancel_send(node, &mut self.registered) };
@@ -151,8 +150,7 @@ impl<'a, S: Storage> Recv<'a, S> {
         Self {
             chan,
             cursor,
-            // Built at once: a thread gets here only after spinning, so a
-            // parked receive is about to wait anyway.
+            // Built at once: a thread parks only after spinning, so it waits.
             node: LazyNode::built(RxWait::<S>::parked_node()),
             registered: false,
             _pinned: PhantomPinned,

@@ -105,8 +105,16 @@ impl<S: Storage> fmt::Debug for Chan<S> {
     }
 }
 
-/// The endpoint count queries, one per counter field.
-macro_rules! counts {
+/// Queries answered by the storage's query of the same name, or by an
+/// endpoint count field.
+macro_rules! queries {
+    ($($(#[$doc:meta])* $query:ident -> $ty:ty,)*) => {$(
+        $(#[$doc])*
+        #[must_use]
+        pub fn $query(&self) -> $ty {
+            self.storage.$query()
+        }
+    )*};
     ($($(#[$doc:meta])* $query:ident: $field:ident,)*) => {$(
         $(#[$doc])*
         #[must_use]
@@ -119,24 +127,20 @@ macro_rules! counts {
 
 /// Queries: what any endpoint may ask.
 impl<S: Storage> Chan<S> {
-    /// Values queued now (held units are not values).
-    #[must_use]
-    pub fn len(&self) -> usize {
-        self.storage.len()
-    }
-
-    /// No value is queued.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.storage.is_empty()
-    }
-
-    /// No send or reservation could succeed now: queued values, held units
-    /// and grants fill the bound, or senders are queued. Never for an
-    /// unbounded channel.
-    #[must_use]
-    pub fn is_full(&self) -> bool {
-        self.storage.is_full()
+    queries! {
+        /// Values queued now (held units are not values).
+        len -> usize,
+        /// No value is queued.
+        is_empty -> bool,
+        /// No send or reservation could succeed now: queued values, held units
+        /// and grants fill the bound, or senders are queued. Never for an
+        /// unbounded channel.
+        is_full -> bool,
+        /// Units of capacity held as permits or granted to woken senders.
+        reserved -> usize,
+        /// Whether the channel is closed (explicitly, or because every sender
+        /// or every receiver is gone).
+        is_closed -> bool,
     }
 
     /// The bound, or `None` when unbounded.
@@ -145,20 +149,7 @@ impl<S: Storage> Chan<S> {
         S::CAPACITY
     }
 
-    /// Units of capacity held as permits or granted to woken senders.
-    #[must_use]
-    pub fn reserved(&self) -> usize {
-        self.storage.reserved()
-    }
-
-    /// Whether the channel is closed (explicitly, or because every sender
-    /// or every receiver is gone).
-    #[must_use]
-    pub fn is_closed(&self) -> bool {
-        self.storage.is_closed()
-    }
-
-    counts! {
+    queries! {
         /// Live senders.
         sender_count: senders,
         /// Live receivers.
