@@ -70,13 +70,13 @@ pub fn channel<S: Storage>() -> (Producer<S>, Consumer<S>) {
                 chan.storage().producer_cursor(),
             )))
         }),
-        hold: Held::default(),
+        hold: PollState::default(),
         chan: Arc::clone(&chan),
     };
     let consumer = Consumer {
         cursor: (!<S::Receivers as Arity>::MANY)
             .then(|| Box::new(CachePadded::new(chan.storage().cursor()))),
-        wait: Held::default(),
+        wait: PollState::default(),
         chan,
     };
     (producer, consumer)
@@ -106,7 +106,7 @@ pub struct Producer<S: Storage> {
     /// With a single producer, the channel's one producer cursor, never
     /// given out but through this producer's rights; `None` with many.
     cursor: Option<Box<CachePadded<Turns<S::ProducerCursor>>>>,
-    hold: Held<TxNode<S>>,
+    hold: PollState<TxNode<S>>,
 }
 
 /// A consumer of a channel, counted as a receiver until it drops; the last
@@ -132,7 +132,7 @@ pub struct Consumer<S: Storage> {
     /// With a single consumer, the channel's one cursor, never given out
     /// but through this consumer's rights; `None` with many.
     cursor: Option<Box<CachePadded<S::Cursor>>>,
-    wait: Held<RxNode<S>>,
+    wait: PollState<RxNode<S>>,
 }
 
 /// An endpoint that does not keep the channel open; upgrade it to act.
@@ -313,7 +313,7 @@ impl<S: Storage> Producer<S> {
     }
 
     /// As [`Producer::release_reserved`], borrowing only what it uses.
-    fn release(chan: &Chan<S>, hold: &mut Held<TxNode<S>>) {
+    fn release(chan: &Chan<S>, hold: &mut PollState<TxNode<S>>) {
         if let Some(node) = &hold.node {
             // SAFETY: the node is pinned and only used with this channel.
             unsafe { chan.cancel_send(node.as_ref(), &mut hold.registered) };
@@ -401,7 +401,7 @@ impl<S: Storage> Consumer<S> {
     }
 
     /// As [`Consumer::stop_waiting`], borrowing only what it uses.
-    fn withdraw(chan: &Chan<S>, wait: &mut Held<RxNode<S>>) {
+    fn withdraw(chan: &Chan<S>, wait: &mut PollState<RxNode<S>>) {
         if let Some(node) = &wait.node {
             // SAFETY: the node is pinned and only waited on this channel.
             unsafe { chan.cancel_recv(node.as_ref(), &mut wait.registered) };
@@ -779,7 +779,7 @@ pub fn closed<S: Storage>(chan: &Chan<S>) -> Closed<'_, S> {
 /// The waiter node an endpoint keeps between `poll_*` calls, which have no
 /// future to keep it in: allocated on the first poll that waits.
 #[derive(Default)]
-struct Held<N> {
+struct PollState<N> {
     node: Option<Pin<Box<N>>>,
     registered: bool,
     /// # Safety
