@@ -138,8 +138,8 @@ impl<T> SendError<T> {
     }
 }
 
-/// The methods and traits of the two-variant send errors: `$why` says why
-/// the value was refused, `Disconnected` that the channel is closed.
+/// The methods and traits of the two-variant send errors (`$why` or
+/// `Disconnected`).
 macro_rules! send_error {
     ($error:ident, $why:ident, $is_why:ident, $why_says:literal) => {
         impl<T> $error<T> {

@@ -45,8 +45,8 @@ compile_error!(
 
 /// `Debug` impls that show only the type's name.
 macro_rules! opaque_debug {
-    ($(impl[$($generics:tt)*] $name:ident<$($args:tt),*>);* $(;)?) => {$(
-        impl<$($generics)*> std::fmt::Debug for $name<$($args),*> {
+    ($(impl[$($generics:tt)*] $name:ident<$($args:tt),*> $(where [$($bound:tt)*])?);* $(;)?) => {$(
+        impl<$($generics)*> std::fmt::Debug for $name<$($args),*> $(where $($bound)*)? {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.debug_struct(stringify!($name)).finish_non_exhaustive()
             }

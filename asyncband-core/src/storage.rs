@@ -1,20 +1,16 @@
-//! The seam between topology and storage, and the cursors through which
-//! each side acts on it.
+//! The seam between topology and storage, and the cursors each side acts
+//! through.
 //!
-//! A [`Storage`] holds the values of one channel and implements the cursor
-//! claims of its [arity](crate::arity) and [wait policy](crate::wait) (which
-//! only decides how a single endpoint publishes). It knows nothing else of
-//! waiting: it reports `Full`, `Empty` or `Busy`, and the channel decides who
-//! waits and who is woken. The storages are the bounded
-//! [`Ring`](crate::ring::Ring), which also implements [`Capacity`], and the
-//! unbounded [`List`](crate::list::List). Their operations are `unsafe` and
-//! hidden: only the channel calls them, through the endpoints, whose types
-//! carry the contracts.
-
-use std::panic::{AssertUnwindSafe, catch_unwind};
+//! A [`Storage`] (the bounded [`Ring`](crate::ring::Ring), also a
+//! [`Capacity`], or the unbounded [`List`](crate::list::List)) holds one
+//! channel's values and implements the cursor claims of its
+//! [arity](crate::arity); of [waiting](crate::wait) it knows only how a single
+//! endpoint publishes. It reports `Full`, `Empty` or `Busy`, and the channel
+//! decides who waits and who is woken. Its operations are `unsafe` and
+//! hidden: only the channel calls them, for the endpoints.
 
 use crate::arity::Arity;
-use crate::unwind::resume;
+use crate::unwind::{catch, resume};
 use crate::wait::{Latch, Wait};
 
 /// Why a value could not be pushed; the value is handed back.
@@ -47,16 +43,13 @@ pub enum PopError {
 ///
 /// Implementations deliver every pushed value exactly once, keep each
 /// producer's values in order, never hand out a value pushed after `close`
-/// linearised, and make the condition changes that waiters wait for
-/// (publishing a value, freeing capacity, closing) `SeqCst` operations, as
-/// the store-buffer argument in [`crate::wait`] requires. A storage is
-/// `Send` and `Sync` whenever its `Item` is `Send` (the channel's own
-/// `Send` and `Sync` rest on this). Methods marked "single side" may race
-/// only with the other side's methods. A single consumer passes its
-/// [`Storage::Cursor`] by `&mut` to every consumer-side method: the right to
-/// act as the consumer, holding what only it reads; a single producer
-/// likewise its [`Storage::ProducerCursor`]. A side with many endpoints has
-/// a zero-sized cursor holding nothing, which each conjures as it acts.
+/// linearised, and make the condition changes waiters wait for (publishing,
+/// freeing capacity, closing) `SeqCst`, as [`crate::wait`] requires. A
+/// storage is `Send` and `Sync` whenever `Item` is `Send` (the channel's own
+/// rest on this). A single consumer passes its [`Storage::Cursor`] by `&mut`
+/// to every consumer-side method: its right to act, holding what only it
+/// reads; a single producer likewise its [`Storage::ProducerCursor`]. A side
+/// with many endpoints has a zero-sized cursor holding nothing, conjured.
 pub unsafe trait Storage: Sized + std::fmt::Debug {
     /// The values stored.
     type Item;
@@ -78,9 +71,8 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     type Wait: Wait;
     /// The bound, or `None` for unbounded storage.
     const CAPACITY: Option<usize>;
-    /// Whether a receiver may sleep on [`PopError::Busy`]: the writing
-    /// producer publishes `SeqCst` and then checks the receivers' flag. True
-    /// for large values with many producers (`Slot::publish`).
+    /// Whether a receiver may sleep on [`PopError::Busy`]: the writer
+    /// publishes `SeqCst`, then checks the receivers' flag (`Slot::publish`).
     #[doc(hidden)]
     const NOTIFIES_BUSY: bool = false;
 
@@ -97,15 +89,14 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     fn producer_cursor(&self) -> Self::ProducerCursor;
 
     /// Pushes the value in `*value` if there is capacity now, taking it out
-    /// only once it has a place (a large value is copied once). Refused with
-    /// `Full` (no capacity or senders queued ahead; never unbounded) or
-    /// `Closed`, the value still in `*value`.
+    /// only once it has a place (a large value is copied once); refused
+    /// (`Full` or `Closed`), it is left in `*value`.
     ///
     /// # Safety
     ///
-    /// The producer contract: with a single producer, `cursor` came from
-    /// [`Storage::producer_cursor`] of this storage and is the only one in
-    /// use. `*value` holds a value.
+    /// The producer contract: a single producer's `cursor` came from this
+    /// storage's [`Storage::producer_cursor`], the only one in use. `*value`
+    /// holds a value.
     #[doc(hidden)]
     unsafe fn try_push_from(
         &self,
@@ -141,8 +132,8 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     ///
     /// # Safety
     ///
-    /// The consumer contract: with a single consumer, `cursor` came from
-    /// [`Storage::cursor`] of this storage and is the only one in use.
+    /// The consumer contract: a single consumer's `cursor` came from this
+    /// storage's [`Storage::cursor`], the only one in use.
     #[doc(hidden)]
     unsafe fn try_pop(&self, cursor: &mut Self::Cursor) -> Result<Self::Item, PopError> {
         // SAFETY: forwarded from the caller.
@@ -166,8 +157,7 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     unsafe fn front(&self, cursor: &mut Self::Cursor) -> Result<Self::Front, PopError>;
 
     /// As [`Storage::front`], for a receive that will not sleep on the
-    /// answer: it may report `Empty` without the `SeqCst` re-check a
-    /// registered waiter needs, where no completed send is waiting.
+    /// answer: `Empty` may skip a registered waiter's `SeqCst` re-check.
     ///
     /// # Safety
     ///
@@ -181,8 +171,7 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     }
 
     /// After `front` reported [`PopError::Busy`]: whether a later value is
-    /// already published. Only then does a `try_recv` wait the write out;
-    /// otherwise no completed send is waiting, and it reports `Empty`.
+    /// published, so that a `try_recv` waits the write out (else `Empty`).
     ///
     /// # Safety
     ///
@@ -251,18 +240,17 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
         0
     }
 
-    /// Called by a receiver between raising its flag and re-checking: a
-    /// single producer's plain publishes are made visible (`wait/fence.rs`).
+    /// Between a receiver's raising its flag and re-checking: makes a single
+    /// producer's plain publishes visible (`wait/fence.rs`).
     #[doc(hidden)]
     fn before_recv_wait(&self) {}
 
-    /// The same for a sender waiting for a single consumer to free capacity.
+    /// The same for a sender waiting on a single consumer.
     #[doc(hidden)]
     fn before_send_wait(&self) {}
 
-    /// The single producer, after a `try_push`: lets a fenced producer go
-    /// back to plain stores once nobody has waited for a while. `waiting`
-    /// reads the receivers' flag.
+    /// After a single producer's push: back to plain stores once nobody has
+    /// waited for a while (`waiting` reads the receivers' flag).
     ///
     /// # Safety
     ///
@@ -270,8 +258,7 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     #[doc(hidden)]
     unsafe fn after_push(&self, _: &mut Self::ProducerCursor, _waiting: impl Fn() -> bool) {}
 
-    /// The single consumer, after a pop: as [`Storage::after_push`], with
-    /// the senders' flag.
+    /// As [`Storage::after_push`], after a single consumer's pop.
     ///
     /// # Safety
     ///
@@ -280,9 +267,8 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     unsafe fn after_pop(&self, _cursor: &mut Self::Cursor, _waiting: impl Fn() -> bool) {}
 
     /// Takes `n` units of capacity if that many are free and no sender is
-    /// queued ahead, else `Full` (or `Closed`). Needs no cursor, so it runs
-    /// beside pushes through units of the same producer. Unbounded storage
-    /// always has them, unless closed.
+    /// queued ahead, else `Full` (or `Closed`); needs no cursor, so it runs
+    /// beside pushes through the same producer's units.
     ///
     /// # Safety
     ///
@@ -291,9 +277,8 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     #[doc(hidden)]
     unsafe fn try_acquire(&self, n: usize) -> Result<(), PushError<()>>;
 
-    /// Takes up to `n` free units for queued senders, ignoring the queue,
-    /// and returns how many it took (0 when closed or full). Unbounded
-    /// storage grants all `n`.
+    /// Takes up to `n` free units for queued senders, ignoring the queue;
+    /// returns how many (0 when closed or full).
     ///
     /// # Safety
     ///
@@ -302,21 +287,20 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     #[doc(hidden)]
     unsafe fn grant(&self, n: usize) -> usize;
 
-    /// False when [`Storage::grant`] would certainly take nothing now,
-    /// looked at with `SeqCst` loads of what frees capacity; true when
-    /// unsure (the default).
+    /// False when [`Storage::grant`] would certainly take nothing now (by
+    /// `SeqCst` loads of what frees capacity); true when unsure.
     #[doc(hidden)]
     fn may_grant(&self) -> bool {
         true
     }
 
-    /// Pushes `value` through one held unit, which is consumed; hands
-    /// `value` back when closed (the unit is released).
+    /// Pushes `value` through one held unit, used up either way; hands it
+    /// back when closed.
     ///
     /// # Safety
     ///
-    /// The caller holds a unit, and the producer contract (the units of a
-    /// single producer take turns at its cursor).
+    /// The caller holds a unit; the producer contract (a single producer's
+    /// units take turns at its cursor).
     #[doc(hidden)]
     unsafe fn push_reserved(
         &self,
@@ -334,9 +318,8 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     #[doc(hidden)]
     unsafe fn release(&self, n: usize);
 
-    /// Marks senders as queued (true) or not; while marked, `try_push` and
-    /// `try_acquire` report `Full`, so newcomers cannot take capacity that
-    /// belongs to a waiter.
+    /// Marks senders as queued or not; while marked, `try_push` and
+    /// `try_acquire` report `Full`, leaving capacity to the waiters.
     ///
     /// # Safety
     ///
@@ -377,16 +360,12 @@ pub unsafe trait Capacity: Storage {
 #[inline(always)]
 #[allow(clippy::inline_always, reason = "every ready path of many endpoints")]
 pub(crate) unsafe fn conjured<'a, C>() -> &'a mut C {
-    assert!(
-        size_of::<C>() == 0,
-        "the cursor of many endpoints holds nothing"
-    );
+    assert!(size_of::<C>() == 0, "many endpoints' cursor holds nothing");
     // SAFETY: the caller's contract.
     unsafe { std::ptr::NonNull::dangling().as_mut() }
 }
 
-/// The cursor an endpoint of side arity `A` acts with: its own (`own`), or
-/// for many endpoints a conjured one (a constant branch).
+/// The cursor an endpoint of side arity `A` acts with: `own`, or conjured.
 ///
 /// # Safety
 ///
@@ -404,9 +383,8 @@ pub(crate) unsafe fn cursor_of<A: Arity, C>(own: Option<&mut C>) -> &mut C {
     }
 }
 
-/// A single producer's cursor where its endpoint keeps it: used through
-/// `&mut`, or by the units it reserved, which may push from several threads
-/// and take turns at it under a latch.
+/// A single producer's cursor, used through `&mut` or, by the units it
+/// reserved (on any thread), in turns under a latch.
 pub(crate) struct Turns<C> {
     /// `std`'s cell even under loom: the reference lent out outlives any
     /// closure loom's cell could track it in.
@@ -447,15 +425,12 @@ impl<C> Turns<C> {
 
 opaque_debug!(impl[C] Turns<C>);
 
-/// Drops every value `next` yields (each once: `next` moves past a value
-/// before returning it); the first destructor's panic is resumed after the
-/// last value (`unwind::resume`).
+/// Drops every value `next` yields; the first destructor's panic is
+/// resumed after the last value.
 pub(crate) fn drop_each<T>(mut next: impl FnMut() -> Option<T>) {
     let mut panic = None;
     while let Some(value) = next() {
-        if let Err(payload) = catch_unwind(AssertUnwindSafe(|| drop(value))) {
-            panic.get_or_insert(payload);
-        }
+        catch(&mut panic, || drop(value));
     }
     resume(panic);
 }

@@ -1,13 +1,10 @@
-//! The futures of a channel's waiting operations: send, receive, receive
-//! many, and wait for the close. Each owns its waiter node and `registered`
-//! flag and calls the channel's `poll_*` method.
-//!
-//! The futures embed their node, so waiting allocates nothing, and are
-//! therefore `!Unpin`; [`Send`] and [`Recv`] build theirs when they first
-//! wait, so one that completes at its first poll writes none. Every one is
-//! cancel-safe: dropping it loses no value (a send that has not completed
-//! still owns its value; a receive takes a value only in the poll that
-//! returns it) and no wake-up (units granted to it are passed on).
+//! The futures of a channel's waiting operations (send, receive, receive
+//! many, wait for the close), each owning its waiter node and `registered`
+//! flag and driving the channel's `poll_*` method. The node is embedded, so
+//! waiting allocates nothing (hence `!Unpin`); [`Send`] and [`Recv`] build
+//! theirs when they first wait. Every one is cancel-safe: dropping it loses
+//! no value (an unsent send still owns its value; a receive takes one only
+//! in the poll that returns it) and no wake-up (grants are passed on).
 
 use std::fmt;
 use std::future::Future;
@@ -38,8 +35,7 @@ pub struct Send<'a, S: Storage> {
 }
 
 impl<'a, S: Storage> Send<'a, S> {
-    /// A future that sends `value` through `chan` with the producer's
-    /// `cursor`.
+    /// A future that sends `value` through `chan` with `cursor`.
     ///
     /// # Safety
     ///
@@ -75,8 +71,7 @@ impl<'a, S: Storage> Send<'a, S> {
 
     /// Withdraws the node, if built, passing on units granted to it.
     fn cancel(&mut self) {
-        // SAFETY: the future is pinned (or dropped in place), and so is the
-        // node; it is only used with this chan.
+        // SAFETY: pinned (or dropped in place) with the future; this chan's.
         if let Some(node) = unsafe { Pin::new_unchecked(&self.node) }.get() {
             // SAFETY: as above.
             unsafe { self.chan.cancel_send(node, &mut self.registered) };
@@ -144,9 +139,8 @@ impl<'a, S: Storage> Recv<'a, S> {
         }
     }
 
-    /// A future that receives from `chan` for a thread that parks until
-    /// woken: its node always comes back for a notification
-    /// ([`WaitSet::notify`]).
+    /// A future that receives from `chan` for a thread that parks: its node
+    /// always comes back for a notification ([`WaitSet::notify`]).
     ///
     /// # Safety
     ///
@@ -156,8 +150,7 @@ impl<'a, S: Storage> Recv<'a, S> {
         Self {
             chan,
             cursor,
-            // Built at once: a thread gets here only after spinning, so a
-            // parked receive is about to wait anyway.
+            // Built at once: a thread parks only after spinning, so it waits.
             node: LazyNode::built(RxWait::<S>::parked_node()),
             registered: false,
             _pinned: PhantomPinned,
@@ -273,8 +266,7 @@ pub struct RecvMany<'a, 'b, S: Storage> {
 }
 
 impl<'a, 'b, S: Storage> RecvMany<'a, 'b, S> {
-    /// A future that receives into `buf` from `chan` with the consumer's
-    /// `cursor`.
+    /// A future that receives into `buf` from `chan` with `cursor`.
     ///
     /// # Safety
     ///
@@ -329,11 +321,11 @@ impl<S: Storage> fmt::Debug for RecvMany<'_, '_, S> {
     }
 }
 
-/// A future's waiter node, built the first time the future waits and kept
-/// in place until the future is dropped. A free node (no bytes, no drop: a
-/// single side's cell) is there from the start and its flag is never
-/// touched: stored beside `registered`, it would merge with it into a wider
-/// store that the later byte load of `registered` cannot be forwarded from.
+/// A future's waiter node, built when the future first waits and kept in
+/// place until it drops. A free node (no bytes, no drop: a single side's
+/// cell) is there from the start and its flag never touched: stored beside
+/// `registered`, it would merge into a wider store that the later byte load
+/// of `registered` cannot be forwarded from.
 struct LazyNode<N> {
     node: MaybeUninit<N>,
     /// Whether `node` holds a node; untouched for a free node.

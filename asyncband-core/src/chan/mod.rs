@@ -1,16 +1,13 @@
 //! The channel: one storage, the wait sets of its policy, and the endpoint
-//! counts. [`Chan`]'s methods are split by side: `send.rs` (pushing,
-//! reserving, granting), `recv.rs` (popping, notifying); `future.rs` holds
-//! the futures they drive.
-//!
-//! [`Chan`] is generic over its [`Storage`]; the six public channels are
-//! instantiations of it. It owns no policy beyond who is woken when:
+//! counts, generic over the [`Storage`]. Its methods are split by side:
+//! `send.rs` (pushing, reserving, granting), `recv.rs` (popping,
+//! notifying); `future.rs` holds the futures they drive. It owns no policy
+//! beyond who is woken when:
 //!
 //! - a push notifies one waiting receiver, if the receivers' wait set says
-//!   anyone waits (one `SeqCst` load, free on x86; a constant `false` for a
-//!   spin channel);
-//! - a pop, a returned unit or a cancelled grant frees capacity, which is
-//!   *granted* to waiting senders in the order they queued;
+//!   anyone waits (one `SeqCst` load; a constant `false` for a spin channel);
+//! - a pop, a returned unit or a cancelled grant frees capacity, *granted*
+//!   to waiting senders in the order they queued;
 //! - closing, or the last sender or receiver going away, wakes everybody.
 //!
 //! Nothing here locks, fences or touches a waker while nobody waits.
@@ -18,18 +15,15 @@
 //! # The contract of single sides
 //!
 //! The methods that move values are `unsafe` and crate-private: a single
-//! producer or consumer passes its side's one cursor by `&mut`
-//! ([`Storage::ProducerCursor`], [`Storage::Cursor`]); with many, the cursor
-//! holds nothing. A consumer-side call is made only for a receiver still
-//! counted (the last receiver's drain claims against nobody). The
-//! [`endpoint`](crate::endpoint) types keep these promises in their types.
+//! side passes its one cursor by `&mut` (as the [`Storage`] contract says),
+//! and a consumer-side call is made only for a receiver still counted. The
+//! [`endpoint`](crate::endpoint) types keep these promises.
 
 mod future;
 mod recv;
 mod send;
 
 use std::fmt;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use crossbeam_utils::CachePadded;
 
@@ -39,7 +33,7 @@ pub(crate) use send::assert_reservable;
 use crate::arity::Arity;
 use crate::storage::Storage;
 use crate::sync::{Arc, AtomicUsize, Ordering};
-use crate::unwind::resume;
+use crate::unwind::{catch, resume};
 use crate::wait::{ReceiveWaits, Wait, WaitSet};
 
 /// The wait set of the senders of storage `S`.
@@ -61,8 +55,7 @@ struct Waiters<S: Storage> {
     tx: TxWait<S>,
     /// Futures waiting for the close.
     closed: <S::Wait as Wait>::Closing,
-    /// How the blocking receives' last waits went, which steers how the
-    /// next one waits.
+    /// How the blocking receives' last waits went, steering the next.
     receive_waits: ReceiveWaits,
 }
 
@@ -96,8 +89,7 @@ pub struct Chan<S: Storage> {
 // SAFETY: a storage is `Send` and `Sync` whenever its items are `Send` (the
 // `Storage` contract); the wait sets and counts always are.
 unsafe impl<S: Storage> std::marker::Send for Chan<S> where S::Item: std::marker::Send {}
-// SAFETY: as for `Send`: `&Chan` only ever moves values between threads,
-// never shares one.
+// SAFETY: as for `Send`: `&Chan` only moves values, never shares one.
 unsafe impl<S: Storage> Sync for Chan<S> where S::Item: std::marker::Send {}
 
 impl<S: Storage> fmt::Debug for Chan<S> {
@@ -113,8 +105,16 @@ impl<S: Storage> fmt::Debug for Chan<S> {
     }
 }
 
-/// The endpoint count queries, one per counter field.
-macro_rules! counts {
+/// Queries answered by the storage's query of the same name, or by an
+/// endpoint count field.
+macro_rules! queries {
+    ($($(#[$doc:meta])* $query:ident -> $ty:ty,)*) => {$(
+        $(#[$doc])*
+        #[must_use]
+        pub fn $query(&self) -> $ty {
+            self.storage.$query()
+        }
+    )*};
     ($($(#[$doc:meta])* $query:ident: $field:ident,)*) => {$(
         $(#[$doc])*
         #[must_use]
@@ -127,24 +127,20 @@ macro_rules! counts {
 
 /// Queries: what any endpoint may ask.
 impl<S: Storage> Chan<S> {
-    /// Values queued now (held units are not values).
-    #[must_use]
-    pub fn len(&self) -> usize {
-        self.storage.len()
-    }
-
-    /// No value is queued.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.storage.is_empty()
-    }
-
-    /// No send or reservation could succeed now: queued values, held units
-    /// and grants fill the bound, or senders are queued. Never for an
-    /// unbounded channel.
-    #[must_use]
-    pub fn is_full(&self) -> bool {
-        self.storage.is_full()
+    queries! {
+        /// Values queued now (held units are not values).
+        len -> usize,
+        /// No value is queued.
+        is_empty -> bool,
+        /// No send or reservation could succeed now: queued values, held units
+        /// and grants fill the bound, or senders are queued. Never for an
+        /// unbounded channel.
+        is_full -> bool,
+        /// Units of capacity held as permits or granted to woken senders.
+        reserved -> usize,
+        /// Whether the channel is closed (explicitly, or because every sender
+        /// or every receiver is gone).
+        is_closed -> bool,
     }
 
     /// The bound, or `None` when unbounded.
@@ -153,20 +149,7 @@ impl<S: Storage> Chan<S> {
         S::CAPACITY
     }
 
-    /// Units of capacity held as permits or granted to woken senders.
-    #[must_use]
-    pub fn reserved(&self) -> usize {
-        self.storage.reserved()
-    }
-
-    /// Whether the channel is closed (explicitly, or because every sender
-    /// or every receiver is gone).
-    #[must_use]
-    pub fn is_closed(&self) -> bool {
-        self.storage.is_closed()
-    }
-
-    counts! {
+    queries! {
         /// Live senders.
         sender_count: senders,
         /// Live receivers.
@@ -208,9 +191,7 @@ impl<S: Storage> Chan<S> {
         &self.waiters.tx
     }
 
-    /// Closes the channel: senders fail from now on, receivers drain what
-    /// was sent and then see it closed. Wakes every waiter. True if this
-    /// call closed it.
+    /// Closes the channel (as [`Storage::close`]) and wakes every waiter.
     ///
     /// # Safety
     ///
@@ -223,30 +204,23 @@ impl<S: Storage> Chan<S> {
         closed
     }
 
-    /// Wakes every waiter; a waker that panics in one set does not keep the
-    /// others asleep, and the first panic is resumed after the last set.
+    /// Wakes every waiter; a waker's panic is resumed after the last set.
     fn wake_all(&self) {
         let mut panic = None;
-        let mut wake = |set: &dyn Fn()| {
-            if let Err(payload) = catch_unwind(AssertUnwindSafe(set)) {
-                panic.get_or_insert(payload);
-            }
-        };
-        wake(&|| self.waiters.rx.wake_all(|_| ()));
-        wake(&|| {
+        catch(&mut panic, || self.waiters.rx.wake_all(|_| ()));
+        catch(&mut panic, || {
             self.waiters.tx.wake_all(|waiting| {
                 // SAFETY: the senders' wait set marks the storage as it turns
                 // empty.
                 unsafe { self.storage.set_waiting(waiting) }
             });
         });
-        wake(&|| self.waiters.closed.wake_all(|_| ()));
+        catch(&mut panic, || self.waiters.closed.wake_all(|_| ()));
         resume(panic);
     }
 
-    /// Counts one more sender, or one more receiver (`receivers`), if any
-    /// is left: once the last is gone the channel is closed for good (and,
-    /// for receivers, drained).
+    /// Counts one more sender, or receiver (`receivers`), if any is left:
+    /// once the last is gone the channel is closed for good.
     pub(crate) fn try_count_in(&self, receivers: bool) -> bool {
         let counter = if receivers {
             &self.receivers
@@ -262,8 +236,7 @@ impl<S: Storage> Chan<S> {
             .is_ok()
     }
 
-    /// Counts a weak sender or receiver coming or going: a query's count,
-    /// which keeps nothing open.
+    /// Counts a weak sender or receiver coming or going.
     pub(crate) fn count_weak(&self, receivers: bool, coming: bool) {
         let counter = if receivers {
             &self.weak_receivers
@@ -306,8 +279,8 @@ impl<S: Storage> Chan<S> {
         if self.receivers.fetch_sub(1, Ordering::AcqRel) == 1 {
             // SAFETY: not as the producer; `close(false)` binds nothing.
             unsafe { self.storage.close(false) };
-            // Waiters are woken after the drain, so a woken sender sees the
-            // queued values dropped; also when a value's `Drop` unwinds.
+            // Woken after the drain (also on unwind): a woken sender sees the
+            // queued values dropped.
             let _wake = WakeAllOnDrop(self);
             // SAFETY: closed, and the last counted receiver: no
             // consumer-side call runs now or later.
@@ -325,8 +298,7 @@ impl<S: Storage> Drop for WakeAllOnDrop<'_, S> {
     }
 }
 
-/// Whether a side of arity `A` has many endpoints: a constant, so each
-/// instantiation keeps one branch.
+/// Whether a side of arity `A` has many endpoints: a constant branch.
 #[inline(always)]
 #[allow(clippy::inline_always, reason = "a constant")]
 const fn many<A: Arity>() -> bool {

@@ -1,9 +1,9 @@
 //! Endpoints: the only way to move values through a [`Chan`].
 //!
-//! The channel's value-moving methods are `unsafe`: a single producer or
-//! consumer promises that the cursor it passes is its side's one cursor,
-//! and a sender that it returns only capacity it holds. The types here
-//! carry those promises, so the `asyncband` facade needs no `unsafe`:
+//! The channel's value-moving methods are `unsafe`: a single side promises
+//! that the cursor it passes is its one cursor, and a sender that it returns
+//! only capacity it holds. The types here carry those promises, so the
+//! `asyncband` facade needs no `unsafe`:
 //!
 //! - [`Producer`] and [`Consumer`] count themselves in the channel until
 //!   they drop. A single one owns its side's one cursor and lends it
@@ -12,8 +12,7 @@
 //!   ([`Producer::shared`], [`Consumer::shared`]).
 //! - [`ProducerRef`] and [`ConsumerRef`] are that borrowed right to act,
 //!   never `Clone`, so a single side's right is never in two places.
-//! - [`Units`] is capacity held ahead of a send: the only thing that can
-//!   return capacity, and only what it holds.
+//! - [`Units`], capacity held ahead of a send, alone returns capacity (its own).
 //! - [`Weak`] endpoints keep nothing open.
 //!
 //! Every type is `Send` (and the endpoints `Sync`) when the payload is.
@@ -71,13 +70,13 @@ pub fn channel<S: Storage>() -> (Producer<S>, Consumer<S>) {
                 chan.storage().producer_cursor(),
             )))
         }),
-        hold: Hold::default(),
+        hold: PollState::default(),
         chan: Arc::clone(&chan),
     };
     let consumer = Consumer {
         cursor: (!<S::Receivers as Arity>::MANY)
             .then(|| Box::new(CachePadded::new(chan.storage().cursor()))),
-        wait: PollWait::default(),
+        wait: PollState::default(),
         chan,
     };
     (producer, consumer)
@@ -107,7 +106,7 @@ pub struct Producer<S: Storage> {
     /// With a single producer, the channel's one producer cursor, never
     /// given out but through this producer's rights; `None` with many.
     cursor: Option<Box<CachePadded<Turns<S::ProducerCursor>>>>,
-    hold: Hold<S>,
+    hold: PollState<TxNode<S>>,
 }
 
 /// A consumer of a channel, counted as a receiver until it drops; the last
@@ -133,7 +132,7 @@ pub struct Consumer<S: Storage> {
     /// With a single consumer, the channel's one cursor, never given out
     /// but through this consumer's rights; `None` with many.
     cursor: Option<Box<CachePadded<S::Cursor>>>,
-    wait: PollWait<S>,
+    wait: PollState<RxNode<S>>,
 }
 
 /// An endpoint that does not keep the channel open; upgrade it to act.
@@ -172,8 +171,7 @@ pub trait Endpoint: sealed::Sealed + Sized {
     fn counted(chan: Arc<Chan<Self::Storage>>) -> Self;
 }
 
-/// What both sides' endpoints answer the same way; `$waits` is the field
-/// that keeps an endpoint's waiting state.
+/// What both sides' endpoints answer alike; `$waits` is the waiting state.
 macro_rules! endpoint_common {
     ($endpoint:ident, $side:ident, $receives:literal, $waits:ident) => {
         impl<S: Storage> sealed::Sealed for $endpoint<S> {}
@@ -260,7 +258,31 @@ impl<S: Storage> Producer<S> {
     ///
     /// `Ready(Err)` when the channel is closed.
     pub fn poll_reserve(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), SendError<()>>> {
-        self.hold.poll(&self.chan, cx)
+        let Self { chan, hold, .. } = self;
+        if hold.held {
+            return Poll::Ready(Ok(()));
+        }
+        if !hold.registered {
+            // SAFETY: this producer acts; the unit goes to its hold.
+            match unsafe { chan.try_reserve(1) } {
+                Ok(()) => {
+                    hold.held = true;
+                    return Poll::Ready(Ok(()));
+                }
+                Err(TrySendError::Disconnected(())) => return Poll::Ready(Err(SendError(()))),
+                Err(TrySendError::Full(())) => {}
+            }
+        }
+        let node = hold
+            .node
+            .get_or_insert_with(|| Box::pin(Default::default()))
+            .as_ref();
+        // SAFETY: as above; the node is pinned, only used with this channel,
+        // and withdrawn by `release_reserved`.
+        let result =
+            std::task::ready!(unsafe { chan.poll_reserve(node, &mut hold.registered, 1, cx) });
+        hold.held = result.is_ok();
+        Poll::Ready(result)
     }
 
     /// Sends `value` through the unit [`Producer::poll_reserve`] kept, else
@@ -270,7 +292,7 @@ impl<S: Storage> Producer<S> {
     ///
     /// As [`ProducerRef::try_send`]; the value is handed back.
     pub fn send_reserved(&mut self, value: S::Item) -> Result<(), TrySendError<S::Item>> {
-        let held = self.hold.take();
+        let held = std::mem::take(&mut self.hold.held);
         let mut right = self.by_ref();
         if held {
             let chan = right.chan;
@@ -287,7 +309,19 @@ impl<S: Storage> Producer<S> {
     /// Gives back the unit [`Producer::poll_reserve`] kept, and stops a
     /// reservation in progress.
     pub fn release_reserved(&mut self) {
-        self.hold.release(&self.chan);
+        Self::release(&self.chan, &mut self.hold);
+    }
+
+    /// As [`Producer::release_reserved`], borrowing only what it uses.
+    fn release(chan: &Chan<S>, hold: &mut PollState<TxNode<S>>) {
+        if let Some(node) = &hold.node {
+            // SAFETY: the node is pinned and only used with this channel.
+            unsafe { chan.cancel_send(node.as_ref(), &mut hold.registered) };
+        }
+        if std::mem::take(&mut hold.held) {
+            // SAFETY: `held` said a unit is held; it is given up here.
+            unsafe { chan.return_units(1) };
+        }
     }
 
     /// Whether [`Producer::poll_reserve`] keeps a unit.
@@ -313,7 +347,7 @@ impl<S: Storage<Senders = Many>> Producer<S> {
 impl<S: Storage> Drop for Producer<S> {
     fn drop(&mut self) {
         let _last = DropCounted(&self.chan, false);
-        self.hold.release(&self.chan);
+        Self::release(&self.chan, &mut self.hold);
     }
 }
 
@@ -343,17 +377,17 @@ impl<S: Storage> Consumer<S> {
         let own = cursor.as_deref_mut().map(|cursor| &mut **cursor);
         // SAFETY: a single consumer keeps its cursor (field `cursor`).
         let cursor = unsafe { cursor_of::<S::Receivers, _>(own) };
-        let PollWait { node, registered } = wait;
         // SAFETY: this consumer's cursor; the node is pinned, only used with
         // this channel, and withdrawn by `stop_waiting` or the drop.
         unsafe {
             chan.poll_recv(
                 cursor,
                 || {
-                    node.get_or_insert_with(|| Box::pin(RxNode::<S>::default()))
+                    wait.node
+                        .get_or_insert_with(|| Box::pin(Default::default()))
                         .as_ref()
                 },
-                registered,
+                &mut wait.registered,
                 cx,
             )
         }
@@ -363,7 +397,15 @@ impl<S: Storage> Consumer<S> {
     /// passing on a wake-up it received.
     #[inline]
     pub fn stop_waiting(&mut self) {
-        self.wait.cancel(&self.chan);
+        Self::withdraw(&self.chan, &mut self.wait);
+    }
+
+    /// As [`Consumer::stop_waiting`], borrowing only what it uses.
+    fn withdraw(chan: &Chan<S>, wait: &mut PollState<RxNode<S>>) {
+        if let Some(node) = &wait.node {
+            // SAFETY: the node is pinned and only waited on this channel.
+            unsafe { chan.cancel_recv(node.as_ref(), &mut wait.registered) };
+        }
     }
 }
 
@@ -372,15 +414,13 @@ impl<S: Storage<Receivers = One>> Consumer<S> {
     #[must_use]
     pub fn peek(&mut self) -> Option<&S::Item> {
         let cursor = self.cursor.as_deref_mut();
-        // SAFETY: a single consumer has its cursor (field `cursor`), borrowed
-        // while the reference lives.
+        // SAFETY: a single consumer has its cursor, lent while the result lives.
         unsafe { self.chan.storage().peek(cursor.unwrap_unchecked()) }
     }
 }
 
 impl<S: Storage<Receivers = Many>> Consumer<S> {
-    /// The right to receive of one of many consumers, while `self` is
-    /// borrowed.
+    /// The right to receive of one of many consumers, while `self` is lent.
     #[inline(always)]
     #[allow(clippy::inline_always, reason = "every receive's ready path")]
     #[must_use]
@@ -396,7 +436,7 @@ impl<S: Storage<Receivers = Many>> Consumer<S> {
 impl<S: Storage> Drop for Consumer<S> {
     fn drop(&mut self) {
         let _last = DropCounted(&self.chan, true);
-        self.wait.cancel(&self.chan);
+        Self::withdraw(&self.chan, &mut self.wait);
     }
 }
 
@@ -405,8 +445,7 @@ struct DropCounted<'a, S: Storage>(&'a Chan<S>, bool);
 
 impl<S: Storage> Drop for DropCounted<'_, S> {
     fn drop(&mut self) {
-        // SAFETY: made only in an endpoint's `Drop`, which gives up its count
-        // and its cursor.
+        // SAFETY: made only in an endpoint's `Drop`, giving up count and cursor.
         unsafe {
             if self.1 {
                 self.0.drop_receiver();
@@ -505,8 +544,7 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
         unsafe { cursor_of::<S::Senders, _>(self.turns.as_deref_mut().map(Turns::get_mut)) }
     }
 
-    /// The right, given to held units (or a reservation), whose pushes take
-    /// turns at a single producer's cursor.
+    /// The right, as the pusher of held units (or of a reservation).
     ///
     /// # Safety
     ///
@@ -588,15 +626,20 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
 }
 
 impl<'a, S: Storage> ProducerRef<'a, S> {
+    /// The channel, for queries.
+    #[must_use]
+    pub fn chan(&self) -> &'a Chan<S> {
+        self.chan
+    }
+
     /// A future that sends `value`, waiting for capacity.
     #[must_use = "futures do nothing unless polled"]
     #[inline]
     pub fn send(self, value: S::Item) -> Send<'a, S> {
-        let chan = self.chan;
         // SAFETY: a single producer's right has its cursor (field `turns`).
         let cursor = unsafe { cursor_of::<S::Senders, _>(self.turns.map(Turns::get_mut)) };
         // SAFETY: the future takes this right's cursor for its life (`'a`).
-        unsafe { Send::new(chan, cursor, value) }
+        unsafe { Send::new(self.chan, cursor, value) }
     }
 
     /// A future that waits in line for `n` units.
@@ -612,26 +655,7 @@ impl<'a, S: Storage> ProducerRef<'a, S> {
     }
 }
 
-/// What both sides' borrowed rights answer the same way.
-macro_rules! right_common {
-    ($($right:ident),*) => {$(
-        impl<'a, S: Storage> $right<'a, S> {
-            /// The channel, for queries.
-            #[must_use]
-            pub fn chan(&self) -> &'a Chan<S> {
-                self.chan
-            }
-        }
-
-        impl<S: Storage> fmt::Debug for $right<'_, S> {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.debug_struct(stringify!($right)).finish_non_exhaustive()
-            }
-        }
-    )*};
-}
-
-right_common!(ProducerRef, ConsumerRef);
+opaque_debug!(impl[S: Storage] ProducerRef<'_, S>; impl[S: Storage] ConsumerRef<'_, S>);
 
 /// The right to act as a consumer, borrowed from a [`Consumer`]; as
 /// [`ProducerRef`] on the other side.
@@ -701,8 +725,7 @@ impl<S: Storage> ConsumerRef<'_, S> {
         unsafe { self.chan.recv_blocking(self.cursor, deadline) }
     }
 
-    /// Appends up to `limit` values that are ready to `buf`; returns how
-    /// many.
+    /// Appends up to `limit` ready values to `buf`; returns how many.
     pub fn try_recv_many(&mut self, buf: &mut Vec<S::Item>, limit: usize) -> usize {
         let before = buf.len();
         buf.extend(std::iter::from_fn(|| self.try_recv().ok()).take(limit));
@@ -711,6 +734,12 @@ impl<S: Storage> ConsumerRef<'_, S> {
 }
 
 impl<'a, S: Storage> ConsumerRef<'a, S> {
+    /// The channel, for queries.
+    #[must_use]
+    pub fn chan(&self) -> &'a Chan<S> {
+        self.chan
+    }
+
     /// A future that receives one value, waiting for one.
     #[must_use = "futures do nothing unless polled"]
     #[inline]
@@ -747,99 +776,16 @@ pub fn closed<S: Storage>(chan: &Chan<S>) -> Closed<'_, S> {
     Closed::new(chan)
 }
 
-/// The waiter node a consumer keeps between calls of `poll_recv`, which has
-/// no future to keep it in: allocated on the first poll that waits.
-struct PollWait<S: Storage> {
-    node: Option<Pin<Box<RxNode<S>>>>,
-    registered: bool,
-}
-
-impl<S: Storage> Default for PollWait<S> {
-    fn default() -> Self {
-        Self {
-            node: None,
-            registered: false,
-        }
-    }
-}
-
-impl<S: Storage> PollWait<S> {
-    /// Withdraws the node's registration, passing on a wake-up it held.
-    fn cancel(&mut self, chan: &Chan<S>) {
-        if let Some(node) = &self.node {
-            // SAFETY: the node is pinned and only waited on `chan`.
-            unsafe { chan.cancel_recv(node.as_ref(), &mut self.registered) };
-        }
-    }
-}
-
-/// The unit a producer keeps between [`Producer::poll_reserve`] and the send
-/// that uses it, and the registration of the reservation that waits for it.
-struct Hold<S: Storage> {
-    node: Option<Pin<Box<TxNode<S>>>>,
+/// The waiter node an endpoint keeps between `poll_*` calls, which have no
+/// future to keep it in: allocated on the first poll that waits.
+#[derive(Default)]
+struct PollState<N> {
+    node: Option<Pin<Box<N>>>,
     registered: bool,
     /// # Safety
     ///
-    /// True while the producer owning this holds one unit for it.
+    /// A producer's: true while it holds one unit for `poll_reserve`.
     held: bool,
-}
-
-impl<S: Storage> Default for Hold<S> {
-    fn default() -> Self {
-        Self {
-            node: None,
-            registered: false,
-            held: false,
-        }
-    }
-}
-
-impl<S: Storage> Hold<S> {
-    /// Polls for the unit kept (never panics: a hold waits only on a
-    /// channel with capacity to wait for).
-    fn poll(&mut self, chan: &Chan<S>, cx: &mut Context<'_>) -> Poll<Result<(), SendError<()>>> {
-        if self.held {
-            return Poll::Ready(Ok(()));
-        }
-        if !self.registered {
-            // SAFETY: the owning producer acts; the unit goes to this hold.
-            match unsafe { chan.try_reserve(1) } {
-                Ok(()) => {
-                    self.held = true;
-                    return Poll::Ready(Ok(()));
-                }
-                Err(TrySendError::Disconnected(())) => return Poll::Ready(Err(SendError(()))),
-                Err(TrySendError::Full(())) => {}
-            }
-        }
-        let node = self
-            .node
-            .get_or_insert_with(|| Box::pin(TxNode::<S>::default()))
-            .as_ref();
-        // SAFETY: as above; the node is pinned, only used with this channel,
-        // and withdrawn by `release`.
-        let result =
-            std::task::ready!(unsafe { chan.poll_reserve(node, &mut self.registered, 1, cx) });
-        self.held = result.is_ok();
-        Poll::Ready(result)
-    }
-
-    /// Takes the unit kept, if any, for a send through it.
-    fn take(&mut self) -> bool {
-        std::mem::take(&mut self.held)
-    }
-
-    /// Gives back the unit kept and stops a reservation in progress.
-    fn release(&mut self, chan: &Chan<S>) {
-        if let Some(node) = &self.node {
-            // SAFETY: the node is pinned and only used with `chan`.
-            unsafe { chan.cancel_send(node.as_ref(), &mut self.registered) };
-        }
-        if std::mem::take(&mut self.held) {
-            // SAFETY: `held` said a unit is held; it is given up here.
-            unsafe { chan.return_units(1) };
-        }
-    }
 }
 
 #[cfg(all(test, not(asyncband_loom)))]

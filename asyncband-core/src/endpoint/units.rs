@@ -11,15 +11,11 @@ use std::mem::ManuallyDrop;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use super::{Producer, conjured};
+use super::{Producer, conjured, sealed};
 use crate::arity::Many;
 use crate::chan::{Chan, TxNode};
 use crate::error::{SendError, TrySendError};
 use crate::storage::{Storage, Turns};
-
-mod sealed {
-    pub trait Sealed {}
-}
 
 /// What held [`Units`] push through: a [`Pusher`] (borrowed from a
 /// producer's right) or a [`Producer`] of many that the units own. Sealed.
@@ -41,8 +37,7 @@ pub trait Holder: sealed::Sealed + Sized {
         value: <Self::Storage as Storage>::Item,
     ) -> Result<(), SendError<<Self::Storage as Storage>::Item>>;
 
-    /// The holder for units just granted to a reservation holding it in
-    /// `slot`: a copy of a borrowed right, else the owned producer itself.
+    /// The holder for units granted to a reservation holding it in `slot`.
     #[doc(hidden)]
     fn for_units(slot: &mut Option<Self>) -> Self;
 }
@@ -114,8 +109,6 @@ impl<S: Storage> Holder for Pusher<'_, S> {
     }
 }
 
-impl<S: Storage<Senders = Many>> sealed::Sealed for Producer<S> {}
-
 impl<S: Storage<Senders = Many>> Holder for Producer<S> {
     type Storage = S;
 
@@ -178,8 +171,7 @@ impl<H: Holder> Units<H> {
     ///
     /// # Safety
     ///
-    /// The caller holds `n` units of the holder's channel and gives them to
-    /// the value.
+    /// The caller holds `n` units of the holder's channel, given to the value.
     #[inline]
     pub(super) unsafe fn new(holder: H, n: usize) -> Self {
         Self { holder, n }
@@ -232,8 +224,7 @@ impl<H: Holder> Units<H> {
         let n = std::mem::take(&mut this.n);
         // SAFETY: the `n` units left are held (field `n`) and given up here.
         unsafe { this.holder.chan().return_units(n) };
-        // SAFETY: `this` is never used or dropped again, so the holder is
-        // moved out exactly once.
+        // SAFETY: `this` is never used or dropped again: the holder moves once.
         unsafe { std::ptr::read(&raw const this.holder) }
     }
 }
@@ -248,8 +239,7 @@ impl<H: Holder + Copy> Units<H> {
     pub fn split(&mut self, n: usize) -> Self {
         assert!(n <= self.n, "split {n} units off {} held", self.n);
         self.n -= n;
-        // SAFETY: the `n` units move from `self` to the new value, with a
-        // copy of the same holder.
+        // SAFETY: the `n` units move to the new value, with a copy of the holder.
         unsafe { Self::new(self.holder, n) }
     }
 }
@@ -277,9 +267,8 @@ impl<S: Storage<Senders = Many>> Producer<S> {
     ///
     /// # Errors
     ///
-    /// Hands the producer back in [`TrySendError::Full`] when no unit is
-    /// free or senders are queued ahead, and in
-    /// [`TrySendError::Disconnected`] when the channel is closed.
+    /// Hands the producer back in [`TrySendError::Full`] (no unit free, or
+    /// senders queued ahead) or [`TrySendError::Disconnected`] (closed).
     pub fn try_reserve_owned(self) -> Result<Units<Self>, TrySendError<Self>> {
         // SAFETY: this producer acts as one; the unit goes to the value.
         match unsafe { self.chan.try_reserve(1) } {
@@ -355,8 +344,8 @@ impl<H: Holder> Future for Reserve<H> {
             .as_ref()
             .expect("a reservation that owns its producer completes once")
             .chan();
-        // SAFETY: the node is pinned with us and only used with this chan
-        // (the holder's, which never changes); the units go to the result.
+        // SAFETY: the node is pinned with us and only used with the holder's
+        // chan, which never changes; the units go to the result.
         let result = std::task::ready!(unsafe {
             chan.poll_reserve(
                 Pin::new_unchecked(&this.node),
@@ -378,8 +367,7 @@ impl<H: Holder> Drop for Reserve<H> {
     fn drop(&mut self) {
         // With no holder left it completed, so it is not registered.
         if let Some(holder) = &self.holder {
-            // SAFETY: dropped in place, so the node is still pinned; it was
-            // only used with the holder's channel.
+            // SAFETY: dropped in place, so still pinned; only used with this chan.
             unsafe {
                 holder
                     .chan()

@@ -6,9 +6,9 @@ use std::ptr;
 
 use crate::arity::Arity;
 use crate::slot::{Slot, Stamp};
+use crate::storage::PopError;
 #[cfg(doc)]
 use crate::storage::Storage;
-use crate::storage::{PopError, PushError};
 use crate::sync::{AtomicPtr, Ordering};
 
 /// Slots per block: one less than a power of two, so that an index's offset
@@ -137,9 +137,8 @@ impl<T, S> Drop for Pool<T, S> {
 
 opaque_debug!(impl[T, S] Block<T, S>; impl[T, S] Pool<T, S>);
 
-/// A consumer's hold on the value at `index` in `block` (see
-/// [`Storage::front`]): found published or, with many consumers, claimed;
-/// the block stays alive until `release_front`.
+/// A consumer's hold on the value at `index` in `block` ([`Storage::front`]),
+/// found published or claimed; the block lives until `release_front`.
 pub struct ListFront<T, S> {
     pub(super) index: u64,
     pub(super) block: *mut Block<T, S>,
@@ -174,7 +173,7 @@ pub trait Tail<T>: Sized {
     fn cursor(&self) -> Self::Cursor;
 
     /// [`Storage::try_push`], taking a new block from `pool` when the tail
-    /// leaves its block; only ever refused as [`PushError::Closed`].
+    /// leaves its block; refused only when closed, handing `value` back.
     ///
     /// # Safety
     ///
@@ -184,7 +183,7 @@ pub trait Tail<T>: Sized {
         cursor: &mut Self::Cursor,
         pool: &Pool<T, Self::Stamp>,
         value: T,
-    ) -> Result<(), PushError<T>>;
+    ) -> Result<(), T>;
 
     /// [`Storage::close`].
     ///
@@ -265,7 +264,6 @@ pub trait Head<T, Tx: Tail<T>>: Sized {
     /// The index of the next value to pop (a `SeqCst` load).
     fn index(&self) -> u64;
 
-    /// The block holding the index, for a list being dropped (`&mut`
-    /// access, so a relaxed load).
+    /// The block holding the index, for a list being dropped (relaxed).
     fn block(&self) -> *mut Block<T, Tx::Stamp>;
 }

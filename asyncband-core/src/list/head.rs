@@ -1,7 +1,6 @@
-//! The consumers' end of a list, one type per consumer arity: [`OneHead`]
-//! publishes the index its consumer's cursor ([`OneHeadCursor`]) owns;
-//! [`ManyHead`] is a claim word consumers take turns on. [`Watch`] says, per
-//! producers' end, how a single consumer sees a value published.
+//! The consumers' end of a list: [`OneHead`] publishes the index its
+//! consumer's cursor ([`OneHeadCursor`]) owns; [`ManyHead`] is a claim word.
+//! [`Watch`] says how a single consumer sees a value published.
 
 use std::marker::PhantomData;
 
@@ -14,20 +13,16 @@ use crate::wait::{Wait, pause};
 use super::buffer::{BLOCK, Block, Head, LAP, ListFront, Pool, Tail, consumed, step};
 use super::tail::{CLOSED, ManyTail, OneTail};
 
-/// How a single consumer learns that the value at its index is published,
-/// from the producers' end `Self`.
+/// How a single consumer sees the value at its index published by `Self`.
 pub trait Watch<T>: Tail<T> {
-    /// What the consumer keeps of this end between pops, in its cursor.
+    /// What the consumer's cursor keeps of this end between pops.
     type Seen: Send + Sync + Unpin + std::fmt::Debug;
 
     /// What it keeps before its first pop, at `index`.
     fn seen(index: u64) -> Self::Seen;
 
-    /// Whether the value of `front`, the consumer's head, is published.
-    ///
-    /// # Errors
-    ///
-    /// As [`Storage::front`](crate::storage::Storage::front): why it is not.
+    /// Whether the value of `front`, the consumer's head, is published;
+    /// if not, why (as [`Storage::front`](crate::storage::Storage::front)).
     ///
     /// # Safety
     ///
@@ -37,13 +32,6 @@ pub trait Watch<T>: Tail<T> {
         seen: &mut Self::Seen,
         front: &ListFront<T, Self::Stamp>,
     ) -> Result<(), PopError>;
-
-    /// As [`Watch::ready`], for a peek.
-    ///
-    /// # Safety
-    ///
-    /// As for [`Watch::ready`].
-    unsafe fn peekable(&self, seen: &mut Self::Seen, front: &ListFront<T, Self::Stamp>) -> bool;
 }
 
 /// A single consumer's copy of a single producer's index, as last read.
@@ -85,10 +73,6 @@ impl<T, W: Wait> Watch<T> for OneTail<T, W> {
         }
         Ok(())
     }
-
-    unsafe fn peekable(&self, seen: &mut TailCache, front: &ListFront<T, NoStamp>) -> bool {
-        front.index < seen.readable_end(self, front.index)
-    }
 }
 
 /// Many producers publish through each slot's stamp.
@@ -104,8 +88,7 @@ impl<T, W: Wait> Watch<T> for ManyTail<T, W> {
         let slot = unsafe { &*front.slot };
         // Acquire (`SeqCst` for a large value), paired with `write`.
         if slot.published() != readable(index) {
-            // ORDERING: SeqCst: the waiting consumer's re-check, paired
-            // with the producers' SeqCst claims.
+            // ORDERING: SeqCst: a waiter's re-check, paired with the claims.
             let word = self.word.load_sc();
             return Err(if word >> 1 > index {
                 PopError::Busy
@@ -117,17 +100,10 @@ impl<T, W: Wait> Watch<T> for ManyTail<T, W> {
         }
         Ok(())
     }
-
-    unsafe fn peekable(&self, (): &mut (), front: &ListFront<T, Stamped>) -> bool {
-        // SAFETY: as in `ready`.
-        let slot = unsafe { &*front.slot };
-        // ORDERING: Acquire pairs with the producer's publish.
-        slot.stamp.load(Ordering::Acquire) == readable(front.index)
-    }
 }
 
 /// A single consumer's end: the index and block only its cursor moves,
-/// published for queries, cursors and the drop.
+/// published for queries, new cursors and the drop.
 pub struct OneHead<T, Tx: Watch<T>> {
     /// The index of the next value.
     index: AtomicU64,
@@ -135,8 +111,8 @@ pub struct OneHead<T, Tx: Watch<T>> {
     block: AtomicPtr<Block<T, Tx::Stamp>>,
 }
 
-/// The cursor of a list's single consumer ([`Storage::Cursor`]): its block
-/// and what it keeps of the producers' end. Its index is the head's word.
+/// A single consumer's cursor ([`Storage::Cursor`]): its block and what it
+/// keeps of the producers' end; its index is the head's.
 ///
 /// [`Storage::Cursor`]: crate::storage::Storage::Cursor
 pub struct OneHeadCursor<T, Tx: Watch<T>> {
@@ -170,8 +146,7 @@ impl<T, Tx: Watch<T>> OneHead<T, Tx> {
         ListFront { index, block, slot }
     }
 
-    /// Moves the head of `cursor` past `index` (which it just read),
-    /// recycling the block into `pool` when leaving it.
+    /// Moves the head past `index`, just read, recycling a block it leaves.
     ///
     /// # Safety
     ///
@@ -190,11 +165,10 @@ impl<T, Tx: Watch<T>> OneHead<T, Tx> {
             // SAFETY: the head block is alive until we recycle it below.
             let following = unsafe { (*block).next.load(Ordering::Acquire) };
             cursor.block = following;
-            // ORDERING: Relaxed; read by a later cursor or the drop, after
-            // this consumer's work.
+            // ORDERING: Relaxed; read after this consumer's work.
             self.block.store(following, Ordering::Relaxed);
-            // SAFETY: this only consumer read every slot of `block`, and
-            // producers never dereference a block they moved past.
+            // SAFETY: the only consumer read every slot of `block`; producers
+            // never dereference a block they moved past.
             unsafe { pool.put(block) };
         }
         // ORDERING: Relaxed; the consumer's own index, read by queries.
@@ -256,7 +230,7 @@ impl<T, Tx: Watch<T>> Head<T, Tx> for OneHead<T, Tx> {
     unsafe fn peek<'a>(&'a self, cursor: &'a mut OneHeadCursor<T, Tx>, tail: &Tx) -> Option<&'a T> {
         let front = self.at(cursor);
         // SAFETY: as in `front`.
-        let ready = unsafe { tail.peekable(&mut cursor.seen, &front) };
+        let ready = unsafe { tail.ready(&mut cursor.seen, &front) }.is_ok();
         // SAFETY: published, and left in place while `cursor` is borrowed;
         // the head block lives while the head is on it.
         ready.then(|| unsafe { (*front.slot).get() })
@@ -273,8 +247,7 @@ impl<T, Tx: Watch<T>> Head<T, Tx> for OneHead<T, Tx> {
     }
 }
 
-/// The end that many consumers share, claiming indices with one
-/// compare-exchange (module docs of `list`).
+/// The end many consumers share, claiming with one compare-exchange.
 pub struct ManyHead<T, W: Wait> {
     /// The next index to claim (on a sentinel while the head moves on).
     index: AtomicU64,
@@ -290,8 +263,8 @@ impl<T, W: Wait> ManyHead<T, W> {
     /// Claims the next index that a producer has claimed in `tail`.
     fn claim_head(&self, tail: &ManyTail<T, W>) -> Result<(u64, *mut Block<T, Stamped>), PopError> {
         let mut spins = 0;
-        // ORDERING: Acquire pairs with the Release of the consumer that moved
-        // the head off a sentinel, so the block load sees its block.
+        // ORDERING: Acquire pairs with the Release moving the head off a
+        // sentinel, so the block load sees its block.
         let mut index = self.index.load(Ordering::Acquire);
         loop {
             if index % LAP == BLOCK as u64 {
@@ -300,8 +273,7 @@ impl<T, W: Wait> ManyHead<T, W> {
                 index = self.index.load(Ordering::Acquire);
                 continue;
             }
-            // ORDERING: SeqCst: the waiting consumer's re-check, paired with
-            // the producers' SeqCst claims.
+            // ORDERING: SeqCst: a waiter's re-check, paired with the claims.
             let word = tail.word.load_sc();
             // `<=` also covers a sentinel tail, still moving to the block.
             if word >> 1 <= index {
@@ -313,8 +285,8 @@ impl<T, W: Wait> ManyHead<T, W> {
             }
             // ORDERING: Acquire, as for the tail block in `claim`.
             let block = self.block.load(Ordering::Acquire);
-            // ORDERING: SeqCst: the claim orders this consumer against the
-            // others; Acquire on failure for the reload.
+            // ORDERING: SeqCst orders the claim against the others'; Acquire
+            // on failure for the reload.
             match self.index.compare_exchange_weak(
                 index,
                 index + 1,
@@ -327,8 +299,7 @@ impl<T, W: Wait> ManyHead<T, W> {
         }
     }
 
-    /// Holding the sentinel of `block`: waits for the next block's link and
-    /// moves the head onto it.
+    /// Waits for the link after `block` and moves the head onto it.
     ///
     /// # Safety
     ///
@@ -336,7 +307,6 @@ impl<T, W: Wait> ManyHead<T, W> {
     #[cold]
     #[inline(never)]
     unsafe fn leave_block(&self, block: *mut Block<T, Stamped>) {
-        // The producer of this slot links the next block after its claim.
         let mut spins = 0;
         let following = loop {
             // SAFETY: the block lives until its last slot (ours) is read.
@@ -353,8 +323,7 @@ impl<T, W: Wait> ManyHead<T, W> {
         self.index.fetch_add(1, Ordering::Release);
     }
 
-    /// After reading the last slot of `block` (first index `first`): waits
-    /// for every other reader, then puts it in `pool`.
+    /// Waits for every reader of `block` (first index `first`), then pools it.
     ///
     /// # Safety
     ///
@@ -367,15 +336,13 @@ impl<T, W: Wait> ManyHead<T, W> {
         // Consecutive indices: each mark is one step after the one before.
         let mut mark = consumed(first);
         for other in slots {
-            // ORDERING: Acquire pairs with each reader's Release mark, so
-            // their reads happen before the block is reused.
+            // ORDERING: Acquire pairs with each reader's Release mark.
             if other.stamp.load(Ordering::Acquire) != mark {
                 Self::wait_for_read(other, mark);
             }
             mark += consumed(1) - consumed(0);
         }
-        // SAFETY: every slot has been read; nobody dereferences a block the
-        // ends moved past.
+        // SAFETY: every slot was read; nobody dereferences a block left.
         unsafe { pool.put(block) };
     }
 
@@ -457,17 +424,8 @@ impl<T, W: Wait> Head<T, ManyTail<T, W>> for ManyHead<T, W> {
         }
     }
 
-    unsafe fn peek<'a>(&'a self, (): &'a mut (), tail: &ManyTail<T, W>) -> Option<&'a T> {
-        // ORDERING: Relaxed; the only consumer reads its own state.
-        let index = self.index.load(Ordering::Relaxed);
-        let block = self.block.load(Ordering::Relaxed);
-        // SAFETY: the head block is alive while the consumer is on it.
-        let slot = unsafe { &raw const (*block).slots[(index % LAP) as usize] };
-        let front = ListFront { index, block, slot };
-        // SAFETY: the only consumer (caller's contract); `front` is its head.
-        let ready = unsafe { tail.peekable(&mut (), &front) };
-        // SAFETY: as in `OneHead::peek` (the only consumer's peek).
-        ready.then(|| unsafe { (*slot).get() })
+    unsafe fn peek<'a>(&'a self, (): &'a mut (), _: &ManyTail<T, W>) -> Option<&'a T> {
+        unreachable!("only a single consumer peeks (`Storage::peek`)")
     }
 
     fn index(&self) -> u64 {

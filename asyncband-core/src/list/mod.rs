@@ -1,38 +1,28 @@
-//! Unbounded storage: a linked list of blocks of slots.
-//!
-//! # Indices
+//! Unbounded storage: a linked list of blocks of slots. `buffer.rs` has the
+//! blocks, the pool, the index arithmetic and the ends' traits; `tail.rs`
+//! the producers' ends; `head.rs` the consumers'.
 //!
 //! Both ends walk an *index* that counts `LAP = BLOCK + 1` values per block:
-//! offsets `0..BLOCK` name the block's slots, and offset `BLOCK` is a
-//! sentinel: the block is used up and the end is moving to the next one.
-//! Slot stamps carry the index, so a recycled block needs no reset.
+//! offsets `0..BLOCK` name its slots, and offset `BLOCK` is a sentinel (the
+//! end is moving to the next block). Slot stamps carry the index, so a
+//! recycled block needs no reset.
 //!
-//! # Producers
-//!
-//! Many producers share a claim word (`index << 1 | CLOSED`) and claim with
-//! one compare-exchange. While the word sits on a sentinel they wait for
-//! the producer that took the last slot to store the next block (taken
-//! *before* that claim) and move the word on. As the tail block changes only
-//! then, a producer whose claim succeeds knows the block it loaded after
-//! the word is the right one; no producer dereferences a block before its
-//! claim succeeds, so retired blocks can be freed. A single producer owns
-//! its index, publishes it through its fence, and closes through a
-//! `Boundary`.
-//!
-//! # Consumers
+//! Many producers claim with one compare-exchange on a claim word
+//! (`index << 1 | CLOSED`). On a sentinel they wait for the producer of the
+//! last slot to link the next block (taken *before* that claim) and move
+//! the word on; as the tail block changes only then, a successful claim
+//! knows the block it loaded after the word is right, and no producer
+//! dereferences a block before its claim succeeds, so retired blocks can be
+//! freed. A single producer owns its index, publishes it through its fence,
+//! and closes through a `Boundary`.
 //!
 //! A single consumer checks the slot before taking it, with no
-//! read-modify-write, and recycles each block it leaves. Many consumers
-//! compare the claim word with the producers' index (touching no block
-//! before a claim), claim with one compare-exchange, then wait for the
-//! value if it is still being written; the one that takes a block's last
-//! slot moves the head on and recycles the block once every slot of it has
-//! been read.
-//!
-//! Left blocks go to a pool of [`POOL`] spares that producers draw from;
-//! the rest are freed, so memory after a burst returns to a few blocks.
-//! `buffer.rs` has the blocks, the pool, the index arithmetic and the ends'
-//! traits; `tail.rs` the producers' ends; `head.rs` the consumers'.
+//! read-modify-write. Many consumers compare the claim word with the
+//! producers' index (touching no block before a claim), claim with one
+//! compare-exchange, then wait for the value if it is still being written;
+//! the one that takes a block's last slot moves the head on and recycles
+//! the block once every slot has been read. Left blocks go to a pool of
+//! [`POOL`] spares that producers draw from; the rest are freed.
 
 use crossbeam_utils::CachePadded;
 
@@ -111,9 +101,6 @@ where
 
 type TailOf<T, P, C, W> = <(P, C) as ListTopology>::Tail<T, W>;
 type StampOf<T, P, C, W> = <TailOf<T, P, C, W> as Tail<T>>::Stamp;
-type CursorOf<T, P, C, W> =
-    <<(P, C) as ListTopology>::Head<T, W> as Head<T, TailOf<T, P, C, W>>>::Cursor;
-type ProducerCursorOf<T, P, C, W> = <TailOf<T, P, C, W> as Tail<T>>::Cursor;
 
 // SAFETY: values move between threads through the list, so `T: Send` is
 // required and enough; shared cells follow the module docs' protocol.
@@ -136,8 +123,8 @@ where
 {
     type Item = T;
     type Front = ListFront<T, StampOf<T, P, C, W>>;
-    type Cursor = CursorOf<T, P, C, W>;
-    type ProducerCursor = ProducerCursorOf<T, P, C, W>;
+    type Cursor = <<(P, C) as ListTopology>::Head<T, W> as Head<T, TailOf<T, P, C, W>>>::Cursor;
+    type ProducerCursor = <TailOf<T, P, C, W> as Tail<T>>::Cursor;
     type Senders = P;
     type Receivers = C;
     type Wait = W;
@@ -153,71 +140,58 @@ where
         }
     }
 
-    fn cursor(&self) -> CursorOf<T, P, C, W> {
+    fn cursor(&self) -> Self::Cursor {
         self.head.cursor()
     }
 
-    fn producer_cursor(&self) -> ProducerCursorOf<T, P, C, W> {
+    fn producer_cursor(&self) -> Self::ProducerCursor {
         self.tail.cursor()
     }
 
     #[inline]
     unsafe fn try_push(
         &self,
-        cursor: &mut ProducerCursorOf<T, P, C, W>,
+        cursor: &mut Self::ProducerCursor,
         value: T,
     ) -> Result<(), PushError<T>> {
         // SAFETY: the caller's contract is that of `push`.
-        unsafe { self.tail.push(cursor, &self.pool, value) }
+        unsafe { self.tail.push(cursor, &self.pool, value) }.map_err(PushError::Closed)
     }
 
     // The default's steps, so that the whole push inlines into the send.
     #[inline]
     unsafe fn try_push_from(
         &self,
-        cursor: &mut ProducerCursorOf<T, P, C, W>,
+        cursor: &mut Self::ProducerCursor,
         value: &mut Option<T>,
     ) -> Result<(), PushError<()>> {
         let item = value.take().expect("a value to push");
         // SAFETY: the caller's contract is that of `push`.
-        unsafe { self.tail.push(cursor, &self.pool, item) }.map_err(|refused| match refused {
-            PushError::Full(item) => {
-                *value = Some(item);
-                PushError::Full(())
-            }
-            PushError::Closed(item) => {
-                *value = Some(item);
-                PushError::Closed(())
-            }
+        unsafe { self.tail.push(cursor, &self.pool, item) }.map_err(|item| {
+            *value = Some(item);
+            PushError::Closed(())
         })
     }
 
     #[inline]
-    unsafe fn front(
-        &self,
-        cursor: &mut CursorOf<T, P, C, W>,
-    ) -> Result<ListFront<T, StampOf<T, P, C, W>>, PopError> {
+    unsafe fn front(&self, cursor: &mut Self::Cursor) -> Result<Self::Front, PopError> {
         // SAFETY: the caller's contract is that of `front`.
         unsafe { self.head.front(cursor, &self.tail) }
     }
 
     #[inline]
-    unsafe fn take_front(&self, front: &mut ListFront<T, StampOf<T, P, C, W>>) -> T {
+    unsafe fn take_front(&self, front: &mut Self::Front) -> T {
         // SAFETY: the caller's contract is that of `take_front`.
         unsafe { self.head.take_front(front) }
     }
 
     #[inline]
-    unsafe fn release_front(
-        &self,
-        cursor: &mut CursorOf<T, P, C, W>,
-        front: ListFront<T, StampOf<T, P, C, W>>,
-    ) {
+    unsafe fn release_front(&self, cursor: &mut Self::Cursor, front: Self::Front) {
         // SAFETY: the caller's contract is that of `release_front`.
         unsafe { self.head.release_front(cursor, &self.pool, front) }
     }
 
-    unsafe fn peek<'a>(&'a self, cursor: &'a mut CursorOf<T, P, C, W>) -> Option<&'a T> {
+    unsafe fn peek<'a>(&'a self, cursor: &'a mut Self::Cursor) -> Option<&'a T> {
         // SAFETY: the caller's contract is that of `peek`.
         unsafe { self.head.peek(cursor, &self.tail) }
     }
@@ -237,8 +211,7 @@ where
 
     #[allow(clippy::cast_possible_truncation, reason = "values fit in memory")]
     fn len(&self) -> usize {
-        let head = position(self.head.index());
-        position(self.tail.end()).saturating_sub(head) as usize
+        position(self.tail.end()).saturating_sub(self.head_position()) as usize
     }
 
     fn is_full(&self) -> bool {
@@ -249,11 +222,7 @@ where
         self.tail.before_recv_wait();
     }
 
-    unsafe fn after_push(
-        &self,
-        cursor: &mut ProducerCursorOf<T, P, C, W>,
-        waiting: impl Fn() -> bool,
-    ) {
+    unsafe fn after_push(&self, cursor: &mut Self::ProducerCursor, waiting: impl Fn() -> bool) {
         // SAFETY: the caller's contract is that of `after_push`.
         unsafe { self.tail.after_push(cursor, waiting) };
     }
@@ -270,15 +239,9 @@ where
         n
     }
 
-    unsafe fn push_reserved(
-        &self,
-        cursor: &mut ProducerCursorOf<T, P, C, W>,
-        value: T,
-    ) -> Result<(), T> {
+    unsafe fn push_reserved(&self, cursor: &mut Self::ProducerCursor, value: T) -> Result<(), T> {
         // SAFETY: the caller's contract is that of `push`.
-        unsafe { self.tail.push(cursor, &self.pool, value) }.map_err(|err| match err {
-            PushError::Full(value) | PushError::Closed(value) => value,
-        })
+        unsafe { self.tail.push(cursor, &self.pool, value) }
     }
 
     unsafe fn release(&self, _n: usize) {}
@@ -320,7 +283,7 @@ where
     (P, C): ListTopology,
 {
     fn drop(&mut self) {
-        // Drop the values, then the blocks, also if a destructor panics.
+        // The values, then the blocks, also if a destructor panics.
         let _blocks = FreeBlocks(self);
         // SAFETY: `&mut self`: the only consumer.
         unsafe { self.drop_queued() };
@@ -339,9 +302,9 @@ where
     fn drop(&mut self) {
         let mut block = self.0.head.block();
         while !block.is_null() {
-            // SAFETY: the list is being dropped: we own every block, each
-            // from a `Box` and drained.
-            // ORDERING: Relaxed; the list is being dropped (`&mut`).
+            // SAFETY: the list is being dropped (`&mut`): we own every block,
+            // each from a `Box` and drained.
+            // ORDERING: Relaxed; as above.
             let next = unsafe { (*block).next.load(Ordering::Relaxed) };
             // SAFETY: as above; the pool holds only blocks the head left.
             drop(unsafe { Box::from_raw(block) });
@@ -350,14 +313,7 @@ where
     }
 }
 
-impl<T, P: Arity, C: Arity, W: Wait> std::fmt::Debug for List<T, P, C, W>
-where
-    (P, C): ListTopology,
-{
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("List").finish_non_exhaustive()
-    }
-}
+opaque_debug!(impl[T, P: Arity, C: Arity, W: Wait] List<T, P, C, W> where [(P, C): ListTopology]);
 
 #[cfg(all(test, not(asyncband_loom)))]
 mod tests;

@@ -1,7 +1,6 @@
-//! The producers' end of a list, one type per producer arity: [`OneTail`]
-//! is the index a single producer publishes, closing through a [`Boundary`]
-//! (its block is in its cursor, [`OneTailCursor`]); [`ManyTail`] is a claim
-//! word producers take turns on, with the close bit in it.
+//! The producers' end of a list: [`OneTail`] is the index a single producer
+//! publishes (its block in its [`OneTailCursor`]), closing through a
+//! [`Boundary`]; [`ManyTail`] is a claim word with the close bit in it.
 
 use std::marker::PhantomData;
 use std::ptr;
@@ -12,7 +11,6 @@ use super::buffer::{BLOCK, Block, LAP, Pool, Tail, step};
 use crate::arity::{Many, One};
 use crate::boundary::{Boundary, publish};
 use crate::slot::{NoStamp, Stamped, is_large, readable};
-use crate::storage::PushError;
 use crate::sync::{AtomicPtr, AtomicU64, Ordering, SeqCst};
 use crate::wait::{Fence, Wait, pause};
 
@@ -20,7 +18,7 @@ use crate::wait::{Fence, Wait, pause};
 pub(super) const CLOSED: u64 = 1;
 
 /// A single producer's end: the index it publishes each value with
-/// (`boundary::publish`), after writing its slot with plain stores.
+/// (`boundary::publish`).
 pub struct OneTail<T, W: Wait> {
     /// The index of the next value; every index before it is published.
     pub(super) index: AtomicU64,
@@ -32,8 +30,7 @@ pub struct OneTail<T, W: Wait> {
     fence: CachePadded<W::Fence>,
 }
 
-/// The single producer's cursor ([`Storage::ProducerCursor`]): the block it
-/// writes into. Its index is [`OneTail`]'s.
+/// The single producer's cursor ([`Storage::ProducerCursor`]): its block.
 ///
 /// [`Storage::ProducerCursor`]: crate::storage::Storage::ProducerCursor
 pub struct OneTailCursor<T> {
@@ -87,8 +84,8 @@ impl<T, W: Wait> OneTail<T, W> {
         Ok(())
     }
 
-    /// After publishing the value at `index` (in `block`) on a closing
-    /// channel: settles the boundary and takes back a value it excludes.
+    /// On a closing channel, after publishing `index` (in `block`): settles
+    /// the boundary and takes back a value it excludes.
     ///
     /// # Safety
     ///
@@ -106,17 +103,15 @@ impl<T, W: Wait> OneTail<T, W> {
         if self.boundary.settle(next) > index {
             return Ok(());
         }
-        // Outside the boundary: take it back (nobody reads past it).
-        // ORDERING: Relaxed; only this producer reads its own index.
+        // ORDERING: Relaxed; outside the boundary, read by nobody else.
         self.index.store_at(index, Ordering::Relaxed);
         cursor.block = block;
         // SAFETY: written by the caller, and outside the boundary.
         Err(unsafe { (*block).slots[(index % LAP) as usize].read() })
     }
 
-    /// At the last slot of its tail block: installs the next block (from
-    /// `pool`) before the value is published. Out of line, so that the
-    /// common push inlines.
+    /// At the tail block's last slot: links the next block (from `pool`)
+    /// before the value is published; out of line for the common push.
     ///
     /// # Safety
     ///
@@ -129,8 +124,7 @@ impl<T, W: Wait> OneTail<T, W> {
         // ORDERING: Release pairs with the consumer's Acquire in `advance_one`.
         unsafe { (*cursor.block).next.store(fresh, Ordering::Release) };
         cursor.block = fresh;
-        // ORDERING: Relaxed; read only for a new cursor, after this
-        // producer's work (same thread, or handed over).
+        // ORDERING: Relaxed; read for a new cursor, after this producer's work.
         self.block.store(fresh, Ordering::Relaxed);
     }
 }
@@ -163,12 +157,12 @@ impl<T, W: Wait> Tail<T> for OneTail<T, W> {
         cursor: &mut OneTailCursor<T>,
         pool: &Pool<T, NoStamp>,
         value: T,
-    ) -> Result<(), PushError<T>> {
+    ) -> Result<(), T> {
         if self.boundary.is_closed() {
-            return Err(PushError::Closed(value));
+            return Err(value);
         }
         // SAFETY: the producer contract (caller's).
-        unsafe { self.push_one(cursor, pool, value) }.map_err(PushError::Closed)
+        unsafe { self.push_one(cursor, pool, value) }
     }
 
     unsafe fn close(&self, from_producer: bool) -> bool {
@@ -185,10 +179,7 @@ impl<T, W: Wait> Tail<T> for OneTail<T, W> {
     fn end(&self) -> u64 {
         // ORDERING: SeqCst; a query.
         let tail = self.index.load_sc();
-        match self.boundary.frozen() {
-            Some(end) => tail.min(end),
-            None => tail,
-        }
+        self.boundary.frozen().map_or(tail, |end| tail.min(end))
     }
 
     fn before_recv_wait(&self) {
@@ -206,26 +197,21 @@ impl<T, W: Wait> Tail<T> for OneTail<T, W> {
     }
 }
 
-/// The end that many producers share: each claims its index with one
-/// compare-exchange on the claim word, then writes its slot and publishes it
-/// through the slot's stamp.
+/// The end many producers share: each claims its index with one
+/// compare-exchange, then publishes its slot through the slot's stamp.
 pub struct ManyTail<T, W: Wait> {
-    /// The claim word: `index << 1 | CLOSED`: the next index to claim (on a
-    /// sentinel while the tail moves to the next block), and the close bit,
-    /// set once, which refuses every later claim.
+    /// `index << 1 | CLOSED`: the next index to claim (on a sentinel while
+    /// the tail moves on), and the close bit, which refuses later claims.
     pub(super) word: AtomicU64,
-    /// The block holding the word's index (or the one before it while the
-    /// index is on a sentinel).
+    /// The block holding the word's index (the one before, on a sentinel).
     block: AtomicPtr<Block<T, Stamped>>,
     /// How a producer waits out another's step.
     wait: PhantomData<W>,
 }
 
 impl<T, W: Wait> ManyTail<T, W> {
-    /// After a claim lost its compare-exchange: waits 2, 4, … up to 64 spin
-    /// hints (doubling with `losses`), so the winner finishes while the
-    /// word's line is still its own. Nothing under loom, where every hint
-    /// would be a scheduling point.
+    /// After a lost claim: 2, 4, … up to 64 spin hints, so the winner
+    /// finishes while the word's line is its own (none under loom).
     #[cold]
     #[inline(never)]
     fn after_lost_claim(losses: &mut u32) {
@@ -243,8 +229,8 @@ impl<T, W: Wait> ManyTail<T, W> {
         let mut spare: *mut Block<T, Stamped> = ptr::null_mut();
         let mut spins = 0;
         let mut losses = 0;
-        // ORDERING: Acquire pairs with the Release of the producer that moved
-        // the word off a sentinel, so the block load below sees its block.
+        // ORDERING: Acquire pairs with the Release moving the word off a
+        // sentinel, so the block load below sees its block.
         let mut word = self.word.load(Ordering::Acquire);
         loop {
             if word & CLOSED != 0 {
@@ -265,11 +251,10 @@ impl<T, W: Wait> ManyTail<T, W> {
             if offset + 1 == BLOCK as u64 && spare.is_null() {
                 spare = pool.take();
             }
-            // ORDERING: Acquire pairs with the Release store of the block by
-            // the producer that installed it.
+            // ORDERING: Acquire pairs with the Release store of the block.
             let block = self.block.load(Ordering::Acquire);
-            // ORDERING: SeqCst: the claim is the notifier half of the race
-            // with a consumer that registers and re-reads this word.
+            // ORDERING: SeqCst: the notifier half of the race with a waiter's
+            // re-read of this word.
             match self.word.compare_exchange_weak(
                 word,
                 word + 2,
@@ -283,8 +268,7 @@ impl<T, W: Wait> ManyTail<T, W> {
                         // ORDERING: Release pairs with the consumers'
                         // Acquire link loads (`advance_one`, `leave_block`).
                         unsafe { (*block).next.store(spare, Ordering::Release) };
-                        // ORDERING: Release pairs with the Acquire loads of
-                        // the block in `claim`.
+                        // ORDERING: Release, for the block loads in `claim`.
                         self.block.store(spare, Ordering::Release);
                         // ORDERING: Release moves the word off the sentinel,
                         // publishing the block store above.
@@ -303,7 +287,7 @@ impl<T, W: Wait> ManyTail<T, W> {
         }
     }
 
-    /// Writes `value` into the slot for `index` in `block` and publishes it.
+    /// Writes `value` into the slot for `index` in `block`, and publishes.
     ///
     /// # Safety
     ///
@@ -313,8 +297,7 @@ impl<T, W: Wait> ManyTail<T, W> {
         let slot = unsafe { &(*block).slots[(index % LAP) as usize] };
         // SAFETY: as above; the slot holds no value.
         unsafe { slot.write(value) };
-        // Paired with the consumer's load in `Watch::ready` or
-        // `take_front` (`Slot::publish`).
+        // Paired with the consumer's load (`Watch::ready`, `take_front`).
         slot.publish(readable(index));
     }
 }
@@ -323,8 +306,7 @@ impl<T, W: Wait> Tail<T> for ManyTail<T, W> {
     type Senders = Many;
     type Stamp = Stamped;
     type Cursor = ();
-    // Many consumers claim an index first and wait for its value in
-    // `take_front`: only a single consumer reports `Busy`.
+    // Many consumers wait in `take_front`: only a single one reports `Busy`.
     const NOTIFIES_BUSY: bool = is_large::<T>();
 
     fn new(first: *mut Block<T, Stamped>) -> Self {
@@ -339,20 +321,13 @@ impl<T, W: Wait> Tail<T> for ManyTail<T, W> {
 
     #[inline(always)]
     #[allow(clippy::inline_always, reason = "a hint alone leaves it out of line")]
-    unsafe fn push(
-        &self,
-        (): &mut (),
-        pool: &Pool<T, Stamped>,
-        value: T,
-    ) -> Result<(), PushError<T>> {
-        match self.claim(pool) {
-            Ok((index, block)) => {
-                // SAFETY: `index` was claimed in `block`.
-                unsafe { Self::write(block, index, value) };
-                Ok(())
-            }
-            Err(()) => Err(PushError::Closed(value)),
-        }
+    unsafe fn push(&self, (): &mut (), pool: &Pool<T, Stamped>, value: T) -> Result<(), T> {
+        let Ok((index, block)) = self.claim(pool) else {
+            return Err(value);
+        };
+        // SAFETY: `index` was claimed in `block`.
+        unsafe { Self::write(block, index, value) };
+        Ok(())
     }
 
     unsafe fn close(&self, _from_producer: bool) -> bool {

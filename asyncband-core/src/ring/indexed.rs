@@ -1,11 +1,11 @@
 //! The ring's cursors for one producer and one consumer: [`Indexed`].
 //!
-//! The producer checks capacity against a cached copy of the consumer's
-//! head, reloaded only when the cache says full, writes the slot and
-//! publishes its tail with one store (`boundary::publish`); the consumer
-//! mirrors it with a cached tail and its head. Each side keeps its position
-//! and cache in its cursor ([`IndexedTail`], [`IndexedCursor`]) and only
-//! *stores* to the word it publishes. Closing goes through a `Boundary`.
+//! The producer checks capacity against its cached copy of the consumer's
+//! head, reloaded only when it says full, writes the slot and publishes its
+//! tail with one store (`boundary::publish`); the consumer mirrors it. Each
+//! side keeps its position and cache in its cursor ([`IndexedTail`],
+//! [`IndexedCursor`]) and only *stores* to the word it publishes. Closing
+//! goes through a `Boundary`.
 
 use crossbeam_utils::CachePadded;
 
@@ -18,13 +18,12 @@ use crate::wait::{Fence, Wait};
 
 use super::{Buffer, Cursors, RingFront, sealed};
 
-/// The cursors of a ring with one producer and one consumer, each word
-/// group on a line of its own.
+/// The cursors of a ring with one producer and one consumer, each group on
+/// a line of its own.
 pub struct Indexed<W: Wait> {
     /// The producer's published tail: the end of what the consumer may read.
     tail: CachePadded<AtomicU64>,
-    /// The consumer's published head: what the producer may not overwrite
-    /// starts there.
+    /// The consumer's published head: the producer may not overwrite it.
     head: CachePadded<AtomicU64>,
     /// What the producer reads on every push besides its cursor.
     producer: CachePadded<ProducerSide<W>>,
@@ -81,8 +80,7 @@ impl<W: Wait> Cursors for Indexed<W> {
     }
 
     unsafe fn take_queued<T, const CAP: usize>(ring: &Buffer<T, CAP, Self>) -> Option<T> {
-        // ORDERING: Relaxed; the consumer's own head (this thread, or
-        // handed over).
+        // ORDERING: Relaxed; the consumer's own head.
         let head = ring.cursors.head.load(Ordering::Relaxed);
         // ORDERING: SeqCst, as in `close`.
         let tail = ring.cursors.tail.load_sc();
@@ -98,21 +96,21 @@ impl<W: Wait> Cursors for Indexed<W> {
 }
 
 impl<T, const CAP: usize, W: Wait> Buffer<T, CAP, Indexed<W>> {
-    /// Whether `need` slots are free after `tail`, by the producer's copy
-    /// of the head, refreshed when it says no.
+    /// Whether `need` slots are free after `tail`, by the cached head,
+    /// refreshed when it says no.
     fn room(&self, cursor: &mut IndexedTail, tail: u64, need: u64) -> bool {
         if tail + need - cursor.head_cache <= Self::CAP64 {
             return true;
         }
-        // ORDERING: SeqCst: the waiting producer's re-check, paired with the
-        // consumer's head store (and acquiring its reads of the slots).
+        // ORDERING: SeqCst: a waiter's re-check, paired with the head store
+        // (acquiring the consumer's reads of the slots).
         let head = self.cursors.head.load_sc();
         cursor.head_cache = head;
         tail + need - head <= Self::CAP64
     }
 
-    /// Moves `*value` to `tail`, publishes, and settles a close that raced
-    /// with it (the value is then back in `*value`).
+    /// Moves `*value` to the tail and publishes; a close that raced with it
+    /// puts the value back in `*value`.
     ///
     /// # Safety
     ///
@@ -128,14 +126,13 @@ impl<T, const CAP: usize, W: Wait> Buffer<T, CAP, Indexed<W>> {
         let slot = self.slot(tail);
         // SAFETY: the single producer, by `cursor` (caller's contract).
         let fenced = unsafe { self.cursors.producer.fence.fenced(tail + 1) };
-        // SAFETY: the slot is free and only this producer writes slots;
+        // SAFETY: the slot is free, only this producer writes slots, and
         // `*value` holds a value.
         unsafe { slot.write_from(value) };
         cursor.tail = tail + 1;
         publish(&self.cursors.tail, tail + 1, fenced);
         if self.cursors.boundary.is_closed() && self.cursors.boundary.settle(tail + 1) <= tail {
-            // ORDERING: Relaxed; the boundary excludes the value, and the
-            // consumer never reads past it.
+            // ORDERING: Relaxed; the consumer never reads past the boundary.
             self.cursors.tail.store_at(tail, Ordering::Relaxed);
             cursor.tail = tail;
             // SAFETY: written above, outside the boundary: still ours.
@@ -150,12 +147,9 @@ impl<T, const CAP: usize, W: Wait> Buffer<T, CAP, Indexed<W>> {
         if head < cursor.tail_cache {
             return cursor.tail_cache;
         }
-        // ORDERING: SeqCst: the waiting consumer's re-check, paired with the
-        // producer's store of its tail.
-        let tail = self
-            .cursors
-            .boundary
-            .readable_end(|| self.cursors.tail.load_sc());
+        // ORDERING: SeqCst: a waiter's re-check, paired with the tail store.
+        let published = || self.cursors.tail.load_sc();
+        let tail = self.cursors.boundary.readable_end(published);
         cursor.tail_cache = tail;
         tail
     }
@@ -214,8 +208,7 @@ unsafe impl<T, const CAP: usize, W: Wait> Storage for Buffer<T, CAP, Indexed<W>>
                 PushError::Full(())
             });
         }
-        // SAFETY: the producer contract, `room` found the slot free, and
-        // `*value` holds a value (caller's contract).
+        // SAFETY: the producer contract; `room` found the slot free.
         unsafe { self.publish_one(cursor, value) }.map_err(PushError::Closed)
     }
 
@@ -237,20 +230,18 @@ unsafe impl<T, const CAP: usize, W: Wait> Storage for Buffer<T, CAP, Indexed<W>>
     unsafe fn close(&self, from_producer: bool) -> bool {
         // ORDERING: SeqCst: the closer's re-check (see `Boundary`).
         let published = || self.cursors.tail.load_sc();
-        self.cursors
-            .boundary
-            .close_single(from_producer, &self.cursors.producer.fence, published)
+        let boundary = &self.cursors.boundary;
+        boundary.close_single(from_producer, &self.cursors.producer.fence, published)
     }
 
     #[allow(clippy::cast_possible_truncation, reason = "never above `CAP`")]
     fn len(&self) -> usize {
         let head = self.head_position();
         // ORDERING: SeqCst; a query.
-        let mut tail = self.cursors.tail.load_sc();
-        if let Some(end) = self.cursors.boundary.frozen() {
-            tail = tail.min(end);
-        }
-        tail.saturating_sub(head) as usize
+        let tail = self.cursors.tail.load_sc();
+        let frozen = self.cursors.boundary.frozen();
+        let end = frozen.map_or(tail, |end| tail.min(end));
+        end.saturating_sub(head) as usize
     }
 
     unsafe fn try_acquire(&self, n: usize) -> Result<(), PushError<()>> {
@@ -258,22 +249,19 @@ unsafe impl<T, const CAP: usize, W: Wait> Storage for Buffer<T, CAP, Indexed<W>>
             return Err(PushError::Closed(()));
         }
         // Held units, then the tail: a push through a unit publishes before
-        // it gives the unit back, so a value may count twice (a spurious
-        // `Full`, made up for by the push's wake), never be missed.
+        // giving it back, so a value may count twice (a spurious `Full`, made
+        // up for by the push's wake), never be missed.
+        let reserved = &self.cursors.producer.reserved;
         // ORDERING: SeqCst for both: a `release` seen brings its publish.
-        let held = self.cursors.producer.reserved.load(Ordering::SeqCst) as u64;
+        let held = reserved.load(Ordering::SeqCst) as u64;
         let published = self.cursors.tail.load_sc();
         // ORDERING: SeqCst: the waiting producer's re-check, as in `room`.
         let freed = self.cursors.head.load_sc();
         if published + held + n as u64 - freed > Self::CAP64 {
             return Err(PushError::Full(()));
         }
-        // ORDERING: Relaxed; only the producer adds units, and what changes
-        // meanwhile only frees room.
-        self.cursors
-            .producer
-            .reserved
-            .fetch_add(n, Ordering::Relaxed);
+        // ORDERING: Relaxed; only the producer adds units.
+        reserved.fetch_add(n, Ordering::Relaxed);
         Ok(())
     }
 
@@ -320,8 +308,8 @@ unsafe impl<T, const CAP: usize, W: Wait> Storage for Buffer<T, CAP, Indexed<W>>
         if head >= self.readable_end(cursor, head) {
             return None;
         }
-        // SAFETY: the slot holds `head`'s value; only the consumer could
-        // move it, through `cursor`, borrowed as long as the result.
+        // SAFETY: the slot holds `head`'s value, which only `cursor`,
+        // borrowed as long as the result, could move.
         Some(unsafe { self.slot(head).get() })
     }
 
@@ -353,12 +341,9 @@ unsafe impl<T, const CAP: usize, W: Wait> Storage for Buffer<T, CAP, Indexed<W>>
     }
 
     unsafe fn after_pop(&self, cursor: &mut IndexedCursor, waiting: impl Fn() -> bool) {
+        let fence = &self.cursors.consumer_fence;
         // SAFETY: as in `front`.
-        unsafe {
-            self.cursors
-                .consumer_fence
-                .fenced_publish(waiting, || cursor.head);
-        }
+        unsafe { fence.fenced_publish(waiting, || cursor.head) };
     }
 
     unsafe fn grant(&self, _n: usize) -> usize {
@@ -370,11 +355,9 @@ unsafe impl<T, const CAP: usize, W: Wait> Storage for Buffer<T, CAP, Indexed<W>>
         if n == 0 {
             return;
         }
+        let reserved = &self.cursors.producer.reserved;
         // ORDERING: SeqCst: freeing capacity is a condition change.
-        self.cursors
-            .producer
-            .reserved
-            .fetch_sub(n, Ordering::SeqCst);
+        reserved.fetch_sub(n, Ordering::SeqCst);
     }
 
     unsafe fn set_waiting(&self, _waiting: bool) {}
@@ -395,7 +378,7 @@ impl<T, const CAP: usize, W: Wait> std::fmt::Debug for Buffer<T, CAP, Indexed<W>
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Ring")
             .field("capacity", &CAP)
-            // ORDERING: SeqCst; a diagnostic snapshot as current as any query.
+            // ORDERING: SeqCst; a query.
             .field("tail", &self.cursors.tail.load_sc())
             .field("closed", &self.cursors.boundary.is_closed())
             .field("head", &self.head_position())

@@ -1,13 +1,10 @@
 //! Bounded storage: a [`Buffer`] of `CAP` slots (a power of two, so a
 //! 64-bit position maps to its slot with a mask) and the [`Cursors`] of one
-//! topology, each algorithm in a file of its own:
-//!
-//! - `indexed.rs`: [`Indexed`], one producer and one consumer. Each side
-//!   owns its position, caches the other's, and publishes with one store.
-//! - `stamped.rs`: [`Claiming`], many producers. Producers claim positions
-//!   in one claim word and publish through a stamp in each slot; a single
-//!   consumer ([`OneConsumer`]) takes values with plain loads, many
-//!   ([`ManyConsumers`]) claim theirs with one compare-exchange.
+//! topology: [`Indexed`] (`indexed.rs`) for one producer and one consumer,
+//! each owning its position and publishing with one store; [`Claiming`]
+//! (`stamped.rs`) for many producers, which claim positions in one word and
+//! publish through each slot's stamp, read by a single consumer
+//! ([`OneConsumer`]) or claimed by many ([`ManyConsumers`]).
 
 use crate::arity::{Many, One, Topology};
 use crate::slot::{Slot, Stamp, writable};
@@ -21,7 +18,7 @@ pub use indexed::{Indexed, IndexedCursor, IndexedTail};
 pub use stamped::{Claiming, Consumers, ManyConsumers, OneConsumer, OneConsumerCursor};
 
 /// A supported pair of producer and consumer arities and its ring's
-/// cursors. Sealed through [`Topology`].
+/// cursors (sealed through [`Topology`]).
 pub trait RingTopology: Topology {
     /// The cursors of a ring with these arities and wait policy `W`.
     type Cursors<W: Wait>: Cursors;
@@ -72,8 +69,7 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// The positions and flags of one topology's producers and consumers, kept
-/// beside the slots: [`Indexed`] or [`Claiming`]. Sealed.
+/// One topology's positions and flags: [`Indexed`] or [`Claiming`]. Sealed.
 pub trait Cursors: sealed::Sealed + Sized + 'static {
     /// The per-slot publication word these cursors need.
     type Stamp: Stamp;
@@ -81,9 +77,8 @@ pub trait Cursors: sealed::Sealed + Sized + 'static {
     /// Cursors of an empty, open ring.
     fn new() -> Self;
 
-    /// The last consumer's step: the next value still queued, with the head
-    /// already moved past it; waits for a push that claimed its position
-    /// before the close.
+    /// The last consumer's step: the next value still queued, the head moved
+    /// past it; waits for a push that claimed its position before the close.
     ///
     /// # Safety
     ///
@@ -112,11 +107,8 @@ impl<T, const CAP: usize, K: Cursors> Buffer<T, CAP, K> {
     const MASK: u64 = CAP.wrapping_sub(1) as u64;
     const CAP64: u64 = CAP as u64;
 
-    /// A ring of fresh slots around `cursors`.
-    ///
-    /// # Panics
-    ///
-    /// When `CAP` is not a power of two from 1 to [`MAX_CAPACITY`].
+    /// A ring of fresh slots around `cursors`; panics unless `CAP` is a power
+    /// of two from 1 to [`MAX_CAPACITY`].
     fn with_cursors(cursors: K) -> Self {
         assert!(
             CAP.is_power_of_two() && CAP <= MAX_CAPACITY,
@@ -125,8 +117,7 @@ impl<T, const CAP: usize, K: Cursors> Buffer<T, CAP, K> {
         let mut slots = Box::<[Slot<T, K::Stamp>; CAP]>::new_uninit();
         let first = slots.as_mut_ptr().cast::<Slot<T, K::Stamp>>();
         for (i, pos) in (0..Self::CAP64).enumerate() {
-            // SAFETY: `i < CAP`, inside the allocation; each slot is
-            // initialised once, in place (never on the stack).
+            // SAFETY: `i < CAP`; each slot is initialised once, in place.
             unsafe { Slot::init(first.add(i), writable(pos)) };
         }
         // SAFETY: every one of the `CAP` slots was initialised above.
@@ -154,8 +145,7 @@ impl<T, const CAP: usize, K: Cursors> Buffer<T, CAP, K> {
 
 impl<T, const CAP: usize, K: Cursors> Drop for Buffer<T, CAP, K> {
     fn drop(&mut self) {
-        // SAFETY: `&mut self`: every endpoint is gone, so there is no other
-        // consumer and no push in flight.
+        // SAFETY: `&mut self`: no other consumer, no push in flight.
         unsafe { self.drop_queued() };
     }
 }
@@ -174,8 +164,8 @@ impl<T, S: Stamp> RingFront<T, S> {
     ///
     /// # Safety
     ///
-    /// The slot holds the value for `pos`, readable by this consumer alone
-    /// (as `front` found it), and it is taken once.
+    /// The slot holds `pos`'s value, this consumer's alone (as `front`
+    /// found it), taken once.
     #[inline]
     unsafe fn take(&mut self) -> T {
         // SAFETY: the ring outlives the front; the value is there and ours.
