@@ -570,9 +570,14 @@ impl Wake for Unparker {
     }
 
     fn wake_by_ref(self: &StdArc<Self>) {
+        // An unpark only for the wake that raised the flag: the thread
+        // clears it before each poll and sets it when its `block_on`
+        // returns, so a waker left registered with a completed wait (a
+        // cell keeps the last one) does not unpark a thread gone elsewhere.
         // ORDERING: Release pairs with the Acquire loads in `block_on`.
-        self.woken.store(true, StdOrdering::Release);
-        self.thread.unpark();
+        if !self.woken.swap(true, StdOrdering::Release) {
+            self.thread.unpark();
+        }
     }
 }
 
