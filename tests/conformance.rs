@@ -182,6 +182,47 @@ macro_rules! bounded {
 macro_rules! many_senders {
     () => {
         #[test]
+        fn try_recv_finds_every_value_whose_send_completed() {
+            // Senders count a send once it returned; whenever that count is
+            // ahead of what the receiver took, a value is there to take, even
+            // with other senders' claimed slots still being written before it.
+            use std::sync::Arc;
+            use std::sync::atomic::{AtomicU64, Ordering};
+            // More senders than cores: some are preempted between claim and write.
+            const SENDERS: u64 = 8;
+            #[allow(unused_mut)]
+            let (tx, mut rx) = F::<u64>::channel();
+            let done = Arc::new(AtomicU64::new(0));
+            let per_sender = asyncband_tests::scale(10_000) as u64;
+            let senders: Vec<_> = (0..SENDERS)
+                .map(|_| {
+                    let (tx, done) = (tx.clone(), Arc::clone(&done));
+                    thread::spawn(move || {
+                        for i in 0..per_sender {
+                            tx.send_blocking(i).unwrap();
+                            done.fetch_add(1, Ordering::SeqCst);
+                        }
+                    })
+                })
+                .collect();
+            drop(tx);
+            let mut taken = 0;
+            while taken < SENDERS * per_sender {
+                let completed = done.load(Ordering::SeqCst);
+                match rx.try_recv() {
+                    Ok(_) => taken += 1,
+                    Err(e) => assert!(
+                        completed <= taken,
+                        "{completed} sends completed, {taken} taken, yet {e:?}"
+                    ),
+                }
+            }
+            for s in senders {
+                s.join().unwrap();
+            }
+        }
+
+        #[test]
         fn strong_and_weak_counts_follow_clones_downgrades_upgrades_and_drops() {
             let (tx, _rx) = F::<u8>::channel();
             assert_eq!((tx.strong_count(), tx.weak_count()), (1, 0));

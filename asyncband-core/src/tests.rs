@@ -138,6 +138,26 @@ where
 }
 
 #[test]
+fn a_polling_try_recv_never_reports_empty_before_a_published_value() {
+    loom::model(|| {
+        let chan = Chan::<Ring<u32, 2, Many, One>>::new();
+        let mut cursor = chan.cursor();
+        // SAFETY: this thread is the only consumer.
+        let empty = unsafe { chan.try_recv(&mut cursor) };
+        assert!(empty.is_err(), "nothing was sent yet");
+        let other = {
+            let chan = chan.clone();
+            thread::spawn(move || try_send(&chan, 1).unwrap())
+        };
+        try_send(&chan, 2).unwrap();
+        // SAFETY: as above.
+        let first = unsafe { chan.try_recv(&mut cursor) };
+        other.join().unwrap();
+        assert!(matches!(first, Ok(1 | 2)), "{first:?}");
+    });
+}
+
+#[test]
 fn a_try_recv_after_its_own_send_waits_out_a_write_ahead_of_it_mpsc_ring() {
     try_recv_after_own_send::<Ring<u32, 2, Many, One>>();
 }

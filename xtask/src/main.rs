@@ -57,6 +57,7 @@ const LOOM_QUICK: &[&str] = &[
     "a_thread_parked_on_two_receives_is_woken_by_either_and_takes_exactly_one",
     "a_spin_close_races_a_spinning_sender_and_receiver",
     "a_try_recv_after_its_own_send_waits_out_a_write_ahead_of_it_mpsc_ring",
+    "a_polling_try_recv_never_reports_empty_before_a_published_value",
 ];
 
 fn main() -> ExitCode {

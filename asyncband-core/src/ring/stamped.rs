@@ -767,7 +767,14 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
     }
 
     unsafe fn published_behind(&self, _cursor: &mut K::Cursor) -> bool {
-        // ORDERING: Relaxed; a stale head only makes the scan longer.
+        // Other consumers move the head and take values while the scan runs,
+        // so for them a miss proves nothing: wait the write out instead. With
+        // one consumer nothing leaves `head..tail`, and a miss at every slot
+        // read after the tail load means nothing was published at that load.
+        if K::Arity::MANY {
+            return true;
+        }
+        // ORDERING: Relaxed; the single consumer reads its own head.
         let head = self.cursors.head.word.load(Ordering::Relaxed);
         // ORDERING: SeqCst, as in `front`: holds every completed send's claim.
         let claimed = Self::pos(self.cursors.tail.load_sc()).wrapping_sub(head) & Self::POS_MASK;

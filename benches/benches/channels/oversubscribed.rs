@@ -35,3 +35,12 @@ const COLLECTOR_SHARE: usize = 1_024;
 const COLLECTOR_PRODUCERS: usize = 40;
 /// Round trips per iteration.
 const ROUND_TRIPS: usize = 4_096;
+
+/// Each producer's and each consumer's share of [`MESSAGES`], which must
+/// divide evenly.
+fn shares(producers: usize, consumers: usize) -> (usize, usize) {
+    let (per_producer, per_consumer) = (MESSAGES / producers, MESSAGES / consumers);
+    assert_eq!(per_producer * producers, MESSAGES, "an uneven share");
+    assert_eq!(per_consumer * consumers, MESSAGES, "an uneven share");
+    (per_producer, per_consumer)
+}

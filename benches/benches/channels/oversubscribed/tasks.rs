@@ -30,10 +30,7 @@ fn many_to_many<Tx: SendAsync<u64> + Clone + 'static, Rx: RecvAsync<u64> + Clone
     consumers: usize,
     make: impl Fn() -> (Tx, Rx) + Sync,
 ) {
-    let per_producer = MESSAGES / producers;
-    let per_consumer = MESSAGES / consumers;
-    assert_eq!(per_producer * producers, MESSAGES, "an uneven share");
-    assert_eq!(per_consumer * consumers, MESSAGES, "an uneven share");
+    let (per_producer, per_consumer) = super::shares(producers, consumers);
     bencher
         .counter(ItemsCount::new(MESSAGES))
         .with_inputs(make)
