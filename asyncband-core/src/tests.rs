@@ -642,13 +642,27 @@ fn close_racing_with_send<S>()
 where
     S: Storage<Item = u32> + 'static,
 {
-    loom::model(|| {
+    // The consumer parks, not spins: a spin loop would make loom explore
+    // every unproductive retry.
+    close_racing_with(|chan: &Chan<S>, tail| {
+        // SAFETY: the only producer thread, with the one producer cursor.
+        unsafe { chan.try_send(tail, 1) }.is_ok()
+    });
+}
+
+/// `close` from a third thread racing a send by `send` on the one producer's
+/// cursor and a blocking receive: a send that returned true is received
+/// before the receiver sees the channel closed, and nothing else is.
+fn close_racing_with<S>(send: fn(&Chan<S>, &mut S::ProducerCursor) -> bool)
+where
+    S: Storage<Item = u32> + 'static,
+{
+    loom::model(move || {
         let chan = Chan::<S>::new();
         let (mut tail, mut cursor) = (chan.producer_cursor(), chan.cursor());
         let producer = {
             let chan = chan.clone();
-            // SAFETY: the only producer thread, with the one producer cursor.
-            thread::spawn(move || unsafe { chan.try_send(&mut tail, 1) }.is_ok())
+            thread::spawn(move || send(&chan, &mut tail))
         };
         let closer = {
             let chan = chan.clone();
@@ -656,10 +670,9 @@ where
             thread::spawn(move || unsafe { chan.close(false) })
         };
         let mut got = Vec::new();
-        // SAFETY: the only consumer. (Parking, not spinning: a spin loop
-        // would make loom explore every unproductive retry.)
-        while let Ok(v) = unsafe { chan.recv_blocking(&mut cursor, None) } {
-            got.push(v);
+        // SAFETY: the only consumer.
+        while let Ok(value) = unsafe { chan.recv_blocking(&mut cursor, None) } {
+            got.push(value);
         }
         let accepted = producer.join().unwrap();
         closer.join().unwrap();
@@ -915,27 +928,9 @@ fn spin_close_racing_with_spinning_ends<S>()
 where
     S: Storage<Item = u32, Wait = crate::wait::Spin> + 'static,
 {
-    loom::model(|| {
-        let chan = Chan::<S>::new();
-        let (mut tail, mut cursor) = (chan.producer_cursor(), chan.cursor());
-        let producer = {
-            let chan = chan.clone();
-            // SAFETY: the only producer thread, with the one producer cursor.
-            thread::spawn(move || unsafe { chan.send_blocking(&mut tail, 1, None) }.is_ok())
-        };
-        let closer = {
-            let chan = chan.clone();
-            // SAFETY: not the producer.
-            thread::spawn(move || unsafe { chan.close(false) })
-        };
-        let mut got = Vec::new();
-        // SAFETY: the only consumer.
-        while let Ok(value) = unsafe { chan.recv_blocking(&mut cursor, None) } {
-            got.push(value);
-        }
-        let accepted = producer.join().unwrap();
-        closer.join().unwrap();
-        assert_eq!(got, if accepted { vec![1] } else { vec![] });
+    close_racing_with(|chan: &Chan<S>, tail| {
+        // SAFETY: the only producer thread, with the one producer cursor.
+        unsafe { chan.send_blocking(tail, 1, None) }.is_ok()
     });
 }
 
