@@ -645,9 +645,9 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
         // ORDERING: Relaxed; the compare-exchange validates it.
         let mut word = self.cursors.tail.load(Ordering::Relaxed);
         // The common case first, on its own (its code stays small): open,
-        // nobody queued, no units held (one test: a plain send pays nothing
-        // for permits), the next slot free.
-        if word & (Self::CLOSED | Self::WAITING | Self::R_FIELD) == 0 {
+        // nobody queued, no units held, no consumer polling (one test: a
+        // plain send pays nothing for permits or marks), the next slot free.
+        if word & (Self::CLOSED | Self::WAITING | Self::R_FIELD | Self::POLLING) == 0 {
             // ORDERING: SeqCst, as in `room_for`.
             if let Lap::Free(full) = self.lap(Self::pos(word), Ordering::SeqCst) {
                 match self.cas_tail(word, word.wrapping_add(Self::ONE_POS)) {
