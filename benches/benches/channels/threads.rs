@@ -30,19 +30,20 @@ const MESSAGES: usize = 16_384;
 const ROUND_TRIPS: usize = 2_048;
 
 /// Joins a thread, passing its panic on.
-fn join<R>(handle: JoinHandle<R>) -> R {
+pub(crate) fn join<R>(handle: JoinHandle<R>) -> R {
     handle
         .join()
         .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
-/// Spawns one thread per sender, each waiting at `gate`, then sending its
-/// share of [`MESSAGES`].
-fn spawn_producers<T: Payload, Tx: SendBlocking<T> + 'static>(
+/// Spawns one thread per sender, each waiting at `gate`, then sending
+/// `per_producer` messages, each by `send`.
+pub(crate) fn spawn_producers<T: Payload, Tx: Send + 'static>(
     txs: Vec<Tx>,
+    per_producer: usize,
     gate: &Arc<Barrier>,
+    send: fn(&mut Tx, T),
 ) -> Vec<JoinHandle<()>> {
-    let per_producer = MESSAGES / txs.len();
     txs.into_iter()
         .enumerate()
         .map(|(producer, mut tx)| {
@@ -50,7 +51,7 @@ fn spawn_producers<T: Payload, Tx: SendBlocking<T> + 'static>(
             thread::spawn(move || {
                 gate.wait();
                 for seq in 0..per_producer {
-                    tx.send_blocking(T::stamped(producer, seq));
+                    send(&mut tx, T::stamped(producer, seq));
                 }
             })
         })
@@ -68,7 +69,8 @@ fn to_one<T: Payload, Tx: SendBlocking<T> + 'static, Rx: RecvBlocking<T>>(
             let (txs, rx) = make();
             let producers = txs.len();
             let gate = Arc::new(Barrier::new(producers + 1));
-            let handles = spawn_producers::<T, Tx>(txs, &gate);
+            let per_producer = MESSAGES / txs.len();
+            let handles = spawn_producers(txs, per_producer, &gate, Tx::send_blocking);
             (gate, handles, rx, producers)
         })
         .bench_local_values(|(gate, handles, mut rx, producers)| {
@@ -107,7 +109,12 @@ fn two_to_two<
         .with_inputs(|| {
             let (tx, rx) = make();
             let gate = Arc::new(Barrier::new(PRODUCERS + 2));
-            let producers = spawn_producers::<T, Tx>(fan_out(tx, PRODUCERS), &gate);
+            let producers = spawn_producers(
+                fan_out(tx, PRODUCERS),
+                MESSAGES / PRODUCERS,
+                &gate,
+                Tx::send_blocking,
+            );
             let other = {
                 let (gate, rx) = (Arc::clone(&gate), rx.clone());
                 thread::spawn(move || {

@@ -21,7 +21,7 @@
 
 use std::hint::spin_loop;
 use std::sync::{Arc, Barrier};
-use std::thread::{self, JoinHandle};
+use std::thread;
 
 use asyncband_benches::{Ascending, Bytes, InOrder, Kib, Payload};
 use divan::Bencher;
@@ -34,6 +34,7 @@ use super::{COLLECTOR_PRODUCERS, COLLECTOR_SHARE, MESSAGES, ROUND_TRIPS};
     reason = "divan's `types = [..]` lists name the adapters; the glob keeps them in step with `peers/`"
 )]
 use crate::peers::*;
+use crate::threads::{join, spawn_producers};
 
 /// How a cell's threads wait for room and for values.
 trait Wait: 'static {
@@ -85,34 +86,6 @@ impl Wait for Block {
     }
 }
 
-/// Joins a thread, passing its panic on.
-fn join<R>(handle: JoinHandle<R>) -> R {
-    handle
-        .join()
-        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-}
-
-/// Spawns one thread per sender, each waiting at `gate`, then sending
-/// `per_producer` messages as `W` waits.
-fn spawn_producers<W: Wait, T: Payload, Tx: TrySend<T> + SendBlocking<T> + 'static>(
-    txs: Vec<Tx>,
-    per_producer: usize,
-    gate: &Arc<Barrier>,
-) -> Vec<JoinHandle<()>> {
-    txs.into_iter()
-        .enumerate()
-        .map(|(producer, mut tx)| {
-            let gate = Arc::clone(gate);
-            thread::spawn(move || {
-                gate.wait();
-                for seq in 0..per_producer {
-                    W::send(&mut tx, T::stamped(producer, seq));
-                }
-            })
-        })
-        .collect()
-}
-
 /// `producers` producer threads → one consumer (the calling thread),
 /// `messages` in all.
 fn to_one<
@@ -133,7 +106,12 @@ fn to_one<
         .with_inputs(|| {
             let (tx, rx) = make();
             let gate = Arc::new(Barrier::new(producers + 1));
-            let handles = spawn_producers::<W, T, Tx>(fan_out(tx, producers), per_producer, &gate);
+            let handles = spawn_producers(
+                fan_out(tx, producers),
+                per_producer,
+                &gate,
+                W::send::<T, Tx>,
+            );
             (gate, handles, rx)
         })
         .bench_local_values(|(gate, handles, mut rx)| {
@@ -181,8 +159,12 @@ fn many_to_many<
         .with_inputs(|| {
             let (tx, rx) = make();
             let gate = Arc::new(Barrier::new(producers + consumers));
-            let senders =
-                spawn_producers::<W, u64, Tx>(fan_out(tx, producers), per_producer, &gate);
+            let senders = spawn_producers(
+                fan_out(tx, producers),
+                per_producer,
+                &gate,
+                W::send::<u64, Tx>,
+            );
             let others: Vec<_> = (1..consumers)
                 .map(|_| {
                     let (gate, rx) = (Arc::clone(&gate), rx.clone());
