@@ -110,7 +110,11 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     ///
     /// As for [`Storage::try_push_from`].
     #[doc(hidden)]
-    #[inline]
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "every try send; LLVM sometimes leaves it out of line, a call per message"
+    )]
     unsafe fn try_push(
         &self,
         cursor: &mut Self::ProducerCursor,

@@ -35,7 +35,11 @@ impl<S: Storage> Chan<S> {
     /// # Safety
     ///
     /// The consumer contract (module docs) for `cursor`.
-    #[inline]
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a step of every message; a hint alone may leave it out of line"
+    )]
     unsafe fn popped(&self, cursor: &mut S::Cursor) {
         // A waker unwinding from the grant skips this; it only tunes the fence.
         self.notify_senders();
@@ -53,7 +57,11 @@ impl<S: Storage> Chan<S> {
     ///
     /// The consumer contract for `cursor`; `front` came from this channel's
     /// storage with `cursor`.
-    #[inline]
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a step of every message; a hint alone may leave it out of line"
+    )]
     unsafe fn take_popped(&self, cursor: &mut S::Cursor, mut front: S::Front) -> S::Item {
         // SAFETY: the caller's contract; taken once, then released.
         let value = unsafe { self.storage.take_front(&mut front) };

@@ -63,7 +63,11 @@ impl<S: Storage> Chan<S> {
     /// # Safety
     ///
     /// The producer contract for `cursor`.
-    #[inline]
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a step of every message; a hint alone may leave it out of line"
+    )]
     unsafe fn pushed(&self, cursor: &mut S::ProducerCursor) {
         self.notify_receivers();
         // SAFETY: forwarded from the caller.

@@ -61,7 +61,11 @@ impl<T, W: Wait> Watch<T> for OneTail<T, W> {
         TailCache(index)
     }
 
-    #[inline]
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a step of every message; a hint alone may leave it out of line"
+    )]
     unsafe fn ready(
         &self,
         seen: &mut TailCache,
@@ -81,7 +85,11 @@ impl<T, W: Wait> Watch<T> for ManyTail<T, W> {
 
     fn seen(_index: u64) {}
 
-    #[inline]
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a step of every message; a hint alone may leave it out of line"
+    )]
     unsafe fn ready(&self, (): &mut (), front: &ListFront<T, Stamped>) -> Result<(), PopError> {
         let index = front.index;
         // SAFETY: the head block is alive while the consumer is on it.
@@ -136,7 +144,11 @@ impl<T, Tx: Watch<T>> std::fmt::Debug for OneHeadCursor<T, Tx> {
 
 impl<T, Tx: Watch<T>> OneHead<T, Tx> {
     /// The next value's place, found but not checked.
-    #[inline]
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a step of every message; a hint alone may leave it out of line"
+    )]
     fn at(&self, cursor: &OneHeadCursor<T, Tx>) -> ListFront<T, Tx::Stamp> {
         // ORDERING: Relaxed; the consumer reads its own index.
         let index = self.index.load(Ordering::Relaxed);
@@ -196,7 +208,11 @@ impl<T, Tx: Watch<T>> Head<T, Tx> for OneHead<T, Tx> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a step of every message; a hint alone may leave it out of line"
+    )]
     unsafe fn front(
         &self,
         cursor: &mut OneHeadCursor<T, Tx>,
@@ -208,7 +224,11 @@ impl<T, Tx: Watch<T>> Head<T, Tx> for OneHead<T, Tx> {
         Ok(front)
     }
 
-    #[inline]
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a step of every message; a hint alone may leave it out of line"
+    )]
     unsafe fn take_front(&self, front: &mut ListFront<T, Tx::Stamp>) -> T {
         // SAFETY: the front's block lives until the front is released.
         let slot = unsafe { &*front.slot };
@@ -216,7 +236,11 @@ impl<T, Tx: Watch<T>> Head<T, Tx> for OneHead<T, Tx> {
         unsafe { slot.read() }
     }
 
-    #[inline]
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a step of every message; a hint alone may leave it out of line"
+    )]
     unsafe fn release_front(
         &self,
         cursor: &mut OneHeadCursor<T, Tx>,
@@ -372,7 +396,11 @@ impl<T, W: Wait> Head<T, ManyTail<T, W>> for ManyHead<T, W> {
 
     fn cursor(&self) {}
 
-    #[inline]
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a step of every message; a hint alone may leave it out of line"
+    )]
     unsafe fn front(
         &self,
         (): &mut (),
@@ -389,7 +417,11 @@ impl<T, W: Wait> Head<T, ManyTail<T, W>> for ManyHead<T, W> {
         Ok(ListFront { index, block, slot })
     }
 
-    #[inline]
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a step of every message; a hint alone may leave it out of line"
+    )]
     unsafe fn take_front(&self, front: &mut ListFront<T, Stamped>) -> T {
         let index = front.index;
         // SAFETY: the front's block lives until every front is released.
@@ -404,7 +436,11 @@ impl<T, W: Wait> Head<T, ManyTail<T, W>> for ManyHead<T, W> {
         unsafe { slot.read() }
     }
 
-    #[inline]
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a step of every message; a hint alone may leave it out of line"
+    )]
     unsafe fn release_front(
         &self,
         (): &mut (),

@@ -148,7 +148,11 @@ where
         self.tail.cursor()
     }
 
-    #[inline]
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a step of every message; a hint alone may leave it out of line"
+    )]
     unsafe fn try_push(
         &self,
         cursor: &mut Self::ProducerCursor,
@@ -159,7 +163,11 @@ where
     }
 
     // The default's steps, so that the whole push inlines into the send.
-    #[inline]
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a step of every message; a hint alone may leave it out of line"
+    )]
     unsafe fn try_push_from(
         &self,
         cursor: &mut Self::ProducerCursor,
@@ -173,19 +181,31 @@ where
         })
     }
 
-    #[inline]
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a step of every message; a hint alone may leave it out of line"
+    )]
     unsafe fn front(&self, cursor: &mut Self::Cursor) -> Result<Self::Front, PopError> {
         // SAFETY: the caller's contract is that of `front`.
         unsafe { self.head.front(cursor, &self.tail) }
     }
 
-    #[inline]
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a step of every message; a hint alone may leave it out of line"
+    )]
     unsafe fn take_front(&self, front: &mut Self::Front) -> T {
         // SAFETY: the caller's contract is that of `take_front`.
         unsafe { self.head.take_front(front) }
     }
 
-    #[inline]
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a step of every message; a hint alone may leave it out of line"
+    )]
     unsafe fn release_front(&self, cursor: &mut Self::Cursor, front: Self::Front) {
         // SAFETY: the caller's contract is that of `release_front`.
         unsafe { self.head.release_front(cursor, &self.pool, front) }

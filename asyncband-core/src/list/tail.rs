@@ -54,7 +54,11 @@ impl<T, W: Wait> OneTail<T, W> {
     /// # Safety
     ///
     /// The producer contract for `cursor`.
-    #[inline]
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a step of every message; a hint alone may leave it out of line"
+    )]
     unsafe fn push_one(
         &self,
         cursor: &mut OneTailCursor<T>,
@@ -151,7 +155,11 @@ impl<T, W: Wait> Tail<T> for OneTail<T, W> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a step of every message; a hint alone may leave it out of line"
+    )]
     unsafe fn push(
         &self,
         cursor: &mut OneTailCursor<T>,

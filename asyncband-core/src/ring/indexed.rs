@@ -116,7 +116,11 @@ impl<T, const CAP: usize, W: Wait> Buffer<T, CAP, Indexed<W>> {
     ///
     /// The producer contract for `cursor`; the slot at `cursor.tail` is
     /// free; `*value` holds a value.
-    #[inline]
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a step of every message; a hint alone may leave it out of line"
+    )]
     unsafe fn publish_one(
         &self,
         cursor: &mut IndexedTail,
@@ -212,7 +216,11 @@ unsafe impl<T, const CAP: usize, W: Wait> Storage for Buffer<T, CAP, Indexed<W>>
         unsafe { self.publish_one(cursor, value) }.map_err(PushError::Closed)
     }
 
-    #[inline]
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a step of every message; a hint alone may leave it out of line"
+    )]
     unsafe fn front(&self, cursor: &mut IndexedCursor) -> Result<RingFront<T, NoStamp>, PopError> {
         let head = cursor.head;
         if head >= self.readable_end(cursor, head) {
@@ -296,7 +304,11 @@ unsafe impl<T, const CAP: usize, W: Wait> Storage for Buffer<T, CAP, Indexed<W>>
         publish(&self.cursors.head, cursor.head, front.fenced);
     }
 
-    #[inline]
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a step of every message; a hint alone may leave it out of line"
+    )]
     unsafe fn take_front(&self, front: &mut RingFront<T, NoStamp>) -> T {
         // SAFETY: `front` found the value published; taken once (caller's
         // contract).

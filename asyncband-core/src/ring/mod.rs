@@ -166,7 +166,11 @@ impl<T, S: Stamp> RingFront<T, S> {
     ///
     /// The slot holds `pos`'s value, this consumer's alone (as `front`
     /// found it), taken once.
-    #[inline]
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a step of every message; a hint alone may leave it out of line"
+    )]
     unsafe fn take(&mut self) -> T {
         // SAFETY: the ring outlives the front; the value is there and ours.
         unsafe { (*self.slot).read() }

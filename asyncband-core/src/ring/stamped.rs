@@ -437,7 +437,11 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
 
     /// As [`Ring::fits`], with room as `Some(Some(full))`, the full position
     /// of the slot checked (the claimed one with no units held, `extra == 1`).
-    #[inline]
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a step of every message; a hint alone may leave it out of line"
+    )]
     #[allow(
         clippy::option_option,
         reason = "an intentional private three-state answer: stale word, no room, or room at a position"
@@ -480,7 +484,11 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
     /// # Safety
     ///
     /// `*value` holds a value.
-    #[inline]
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a step of every message; a hint alone may leave it out of line"
+    )]
     pub(super) unsafe fn publish(&self, word: u64, known: u64, value: &mut Option<T>) {
         let full = if known == u64::MAX {
             self.wait_writable(Self::pos(word))
@@ -649,7 +657,12 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
         // plain send pays nothing for permits or marks), the next slot free.
         if word & (Self::CLOSED | Self::WAITING | Self::R_FIELD | Self::POLLING) == 0 {
             // ORDERING: SeqCst, as in `room_for`.
-            if let Lap::Free(full) = self.lap(Self::pos(word), Ordering::SeqCst) {
+            let stamp = self.slot(Self::pos(word)).stamp.load_seq_cst();
+            // Writable for the word's position. `lap` without its `CLAIMED`
+            // mask: marks go on claimed slots only, so if the claim below
+            // succeeds this slot was unmarked when loaded.
+            if stamp & 1 == 0 && (stamp >> 1) & Self::POS_MASK == Self::pos(word) {
+                let full = stamp >> 1;
                 match self.cas_tail(word, word.wrapping_add(Self::ONE_POS)) {
                     Ok(_) => {
                         // SAFETY: claimed; `*value` holds a value.
@@ -691,7 +704,11 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
         }
     }
 
-    #[inline]
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a step of every message; a hint alone may leave it out of line"
+    )]
     unsafe fn front(&self, _cursor: &mut K::Cursor) -> Result<RingFront<T, Stamped>, PopError> {
         let (consumers, head_word) = (&self.cursors.consumers, &self.cursors.head.word);
         // ORDERING: Relaxed; one consumer's own head; many re-validate.
@@ -734,7 +751,11 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
         }
     }
 
-    #[inline]
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a step of every message; a hint alone may leave it out of line"
+    )]
     unsafe fn try_front(&self, cursor: &mut K::Cursor) -> Result<RingFront<T, Stamped>, PopError> {
         if !K::Arity::MANY {
             // ORDERING: Relaxed; the single consumer reads its own head.
@@ -872,7 +893,11 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
         }
     }
 
-    #[inline]
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "a step of every message; a hint alone may leave it out of line"
+    )]
     unsafe fn take_front(&self, front: &mut RingFront<T, Stamped>) -> T {
         // SAFETY: `front` owns its published position; taken once (caller's).
         unsafe { front.take() }

@@ -109,11 +109,12 @@ impl Mode {
         // ORDERING: Relaxed; the publisher reads a word only waiters write
         // (to `REQUESTED`), and a stale `PLAIN` is covered by the system call
         // of the waiter that wrote it.
-        match self.mode.load(Ordering::Relaxed) {
-            PLAIN => false,
-            FENCED => true,
-            _ => self.acknowledge(own, position),
+        let mode = self.mode.load(Ordering::Relaxed);
+        // Plain first: the state while nobody waits.
+        if mode == PLAIN {
+            return false;
         }
+        mode == FENCED || self.acknowledge(own, position)
     }
 
     /// Sizes the next fenced stretch and acknowledges. Going plain is a
