@@ -269,6 +269,30 @@ fn mpmc_list_retires_a_block_only_after_every_slot_is_read() {
     });
 }
 
+/// Spinning consumers of many producers skip the producers' word below a
+/// tail index one of them read (`ManyHead::claimed`): each value is still
+/// received once, across a block boundary, and no consumer claims an index
+/// no producer claimed (its read would spin forever: a loom deadlock).
+#[test]
+fn spinning_mpmc_list_consumers_claim_below_a_cached_tail_only_claimed_indices() {
+    loom::model(|| {
+        let chan = Chan::<List<u32, Many, Many, crate::wait::Spin>>::new();
+        assert!(chan.try_count_in(true));
+        let consumer = {
+            let chan = chan.clone();
+            thread::spawn(move || [recv(&chan, &mut ()), recv(&chan, &mut ())])
+        };
+        for i in 0..3 {
+            try_send(&chan, i).unwrap();
+        }
+        let mine = recv(&chan, &mut ());
+        let [a, b] = consumer.join().unwrap();
+        let mut all = [mine, a, b];
+        all.sort_unstable();
+        assert_eq!(all, [0, 1, 2]);
+    });
+}
+
 #[test]
 fn a_parked_receiver_is_woken_by_a_send_on_each_producer_arity() {
     loom::model(|| {

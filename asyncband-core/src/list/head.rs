@@ -277,6 +277,10 @@ pub struct ManyHead<T, W: Wait> {
     index: AtomicU64,
     /// The block holding `index` (the one before, on a sentinel).
     block: AtomicPtr<Block<T, Stamped>>,
+    /// A tail index some spinning consumer read: every index below it is
+    /// claimed by a producer, so a consumer behind it claims without
+    /// reading the producers' line. Unused by parking consumers.
+    claimed: AtomicU64,
     /// How a consumer waits out another's step.
     wait: PhantomData<W>,
 }
@@ -290,6 +294,12 @@ impl<T, W: Wait> ManyHead<T, W> {
         // ORDERING: Acquire pairs with the Release moving the head off a
         // sentinel, so the block load sees its block.
         let mut index = self.index.load(Ordering::Acquire);
+        // ORDERING: Relaxed: a value the tail had; the tail only grows.
+        let mut claimed = if W::PARKS {
+            0
+        } else {
+            self.claimed.load(Ordering::Relaxed)
+        };
         loop {
             if index % LAP == BLOCK as u64 {
                 pause::<W>(&mut spins);
@@ -297,15 +307,26 @@ impl<T, W: Wait> ManyHead<T, W> {
                 index = self.index.load(Ordering::Acquire);
                 continue;
             }
-            // ORDERING: SeqCst: a waiter's re-check, paired with the claims.
-            let word = tail.word.load_sc();
-            // `<=` also covers a sentinel tail, still moving to the block.
-            if word >> 1 <= index {
-                return Err(if word & CLOSED != 0 {
-                    PopError::Closed
-                } else {
-                    PopError::Empty
-                });
+            // Only spinning consumers keep `claimed`: they poll from another
+            // core, where the producers' line costs a transfer per read; on
+            // one core the extra word costs more than it saves.
+            if W::PARKS || index >= claimed {
+                // ORDERING: SeqCst: a waiter's re-check, paired with the claims.
+                let word = tail.word.load_sc();
+                // `<=` also covers a sentinel tail, still moving to the block.
+                if word >> 1 <= index {
+                    return Err(if word & CLOSED != 0 {
+                        PopError::Closed
+                    } else {
+                        PopError::Empty
+                    });
+                }
+                if !W::PARKS {
+                    claimed = word >> 1;
+                    // ORDERING: Relaxed: a hint; a smaller value stored over
+                    // a larger one only makes a consumer read the tail sooner.
+                    self.claimed.store(claimed, Ordering::Relaxed);
+                }
             }
             // ORDERING: Acquire, as for the tail block in `claim`.
             let block = self.block.load(Ordering::Acquire);
@@ -390,6 +411,7 @@ impl<T, W: Wait> Head<T, ManyTail<T, W>> for ManyHead<T, W> {
         Self {
             index: AtomicU64::new(0),
             block: AtomicPtr::new(first),
+            claimed: AtomicU64::new(0),
             wait: PhantomData,
         }
     }
