@@ -1,6 +1,11 @@
 //! The consumer side of [`Chan`]: popping, and passing on the notifications
 //! that wake waiting receivers.
 
+#![allow(
+    clippy::inline_always,
+    reason = "each message's steps are `inline(always)`: with a hint alone LLVM leaves one out of line in some builds, a call per message"
+)]
+
 use std::mem::ManuallyDrop;
 use std::pin::{Pin, pin};
 use std::task::{Context, Poll};
@@ -36,10 +41,6 @@ impl<S: Storage> Chan<S> {
     ///
     /// The consumer contract (module docs) for `cursor`.
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "a step of every message; a hint alone may leave it out of line"
-    )]
     unsafe fn popped(&self, cursor: &mut S::Cursor) {
         // A waker unwinding from the grant skips this; it only tunes the fence.
         self.notify_senders();
@@ -58,10 +59,6 @@ impl<S: Storage> Chan<S> {
     /// The consumer contract for `cursor`; `front` came from this channel's
     /// storage with `cursor`.
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "a step of every message; a hint alone may leave it out of line"
-    )]
     unsafe fn take_popped(&self, cursor: &mut S::Cursor, mut front: S::Front) -> S::Item {
         // SAFETY: the caller's contract; taken once, then released.
         let value = unsafe { self.storage.take_front(&mut front) };

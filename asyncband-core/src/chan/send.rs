@@ -3,6 +3,11 @@
 //! method on the waiter's node and `registered` flag, which its future owns;
 //! blocking operations drive the same futures with a parking waker.
 
+#![allow(
+    clippy::inline_always,
+    reason = "each message's steps are `inline(always)`: with a hint alone LLVM leaves one out of line in some builds, a call per message"
+)]
+
 use std::pin::{Pin, pin};
 use std::task::{Context, Poll};
 use std::time::Instant;
@@ -64,10 +69,6 @@ impl<S: Storage> Chan<S> {
     ///
     /// The producer contract for `cursor`.
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "a step of every message; a hint alone may leave it out of line"
-    )]
     unsafe fn pushed(&self, cursor: &mut S::ProducerCursor) {
         self.notify_receivers();
         // SAFETY: forwarded from the caller.

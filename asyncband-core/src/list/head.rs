@@ -2,6 +2,11 @@
 //! consumer's cursor ([`OneHeadCursor`]) owns; [`ManyHead`] is a claim word.
 //! [`Watch`] says how a single consumer sees a value published.
 
+#![allow(
+    clippy::inline_always,
+    reason = "each message's steps are `inline(always)`: with a hint alone LLVM leaves one out of line in some builds, a call per message"
+)]
+
 use std::marker::PhantomData;
 
 use crate::arity::{Many, One};
@@ -62,10 +67,6 @@ impl<T, W: Wait> Watch<T> for OneTail<T, W> {
     }
 
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "a step of every message; a hint alone may leave it out of line"
-    )]
     unsafe fn ready(
         &self,
         seen: &mut TailCache,
@@ -86,10 +87,6 @@ impl<T, W: Wait> Watch<T> for ManyTail<T, W> {
     fn seen(_index: u64) {}
 
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "a step of every message; a hint alone may leave it out of line"
-    )]
     unsafe fn ready(&self, (): &mut (), front: &ListFront<T, Stamped>) -> Result<(), PopError> {
         let index = front.index;
         // SAFETY: the head block is alive while the consumer is on it.
@@ -145,10 +142,6 @@ impl<T, Tx: Watch<T>> std::fmt::Debug for OneHeadCursor<T, Tx> {
 impl<T, Tx: Watch<T>> OneHead<T, Tx> {
     /// The next value's place, found but not checked.
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "a step of every message; a hint alone may leave it out of line"
-    )]
     fn at(&self, cursor: &OneHeadCursor<T, Tx>) -> ListFront<T, Tx::Stamp> {
         // ORDERING: Relaxed; the consumer reads its own index.
         let index = self.index.load(Ordering::Relaxed);
@@ -209,10 +202,6 @@ impl<T, Tx: Watch<T>> Head<T, Tx> for OneHead<T, Tx> {
     }
 
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "a step of every message; a hint alone may leave it out of line"
-    )]
     unsafe fn front(
         &self,
         cursor: &mut OneHeadCursor<T, Tx>,
@@ -225,10 +214,6 @@ impl<T, Tx: Watch<T>> Head<T, Tx> for OneHead<T, Tx> {
     }
 
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "a step of every message; a hint alone may leave it out of line"
-    )]
     unsafe fn take_front(&self, front: &mut ListFront<T, Tx::Stamp>) -> T {
         // SAFETY: the front's block lives until the front is released.
         let slot = unsafe { &*front.slot };
@@ -237,10 +222,6 @@ impl<T, Tx: Watch<T>> Head<T, Tx> for OneHead<T, Tx> {
     }
 
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "a step of every message; a hint alone may leave it out of line"
-    )]
     unsafe fn release_front(
         &self,
         cursor: &mut OneHeadCursor<T, Tx>,
@@ -419,10 +400,6 @@ impl<T, W: Wait> Head<T, ManyTail<T, W>> for ManyHead<T, W> {
     fn cursor(&self) {}
 
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "a step of every message; a hint alone may leave it out of line"
-    )]
     unsafe fn front(
         &self,
         (): &mut (),
@@ -440,10 +417,6 @@ impl<T, W: Wait> Head<T, ManyTail<T, W>> for ManyHead<T, W> {
     }
 
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "a step of every message; a hint alone may leave it out of line"
-    )]
     unsafe fn take_front(&self, front: &mut ListFront<T, Stamped>) -> T {
         let index = front.index;
         // SAFETY: the front's block lives until every front is released.
@@ -459,10 +432,6 @@ impl<T, W: Wait> Head<T, ManyTail<T, W>> for ManyHead<T, W> {
     }
 
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "a step of every message; a hint alone may leave it out of line"
-    )]
     unsafe fn release_front(
         &self,
         (): &mut (),

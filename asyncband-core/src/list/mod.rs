@@ -24,6 +24,11 @@
 //! the block once every slot has been read. Left blocks go to a pool of
 //! [`POOL`] spares that producers draw from; the rest are freed.
 
+#![allow(
+    clippy::inline_always,
+    reason = "each message's steps are `inline(always)`: with a hint alone LLVM leaves one out of line in some builds, a call per message"
+)]
+
 use crossbeam_utils::CachePadded;
 
 use crate::arity::{Arity, Many, One, Topology};
@@ -149,10 +154,6 @@ where
     }
 
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "a step of every message; a hint alone may leave it out of line"
-    )]
     unsafe fn try_push(
         &self,
         cursor: &mut Self::ProducerCursor,
@@ -164,10 +165,6 @@ where
 
     // The default's steps, so that the whole push inlines into the send.
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "a step of every message; a hint alone may leave it out of line"
-    )]
     unsafe fn try_push_from(
         &self,
         cursor: &mut Self::ProducerCursor,
@@ -182,30 +179,18 @@ where
     }
 
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "a step of every message; a hint alone may leave it out of line"
-    )]
     unsafe fn front(&self, cursor: &mut Self::Cursor) -> Result<Self::Front, PopError> {
         // SAFETY: the caller's contract is that of `front`.
         unsafe { self.head.front(cursor, &self.tail) }
     }
 
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "a step of every message; a hint alone may leave it out of line"
-    )]
     unsafe fn take_front(&self, front: &mut Self::Front) -> T {
         // SAFETY: the caller's contract is that of `take_front`.
         unsafe { self.head.take_front(front) }
     }
 
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "a step of every message; a hint alone may leave it out of line"
-    )]
     unsafe fn release_front(&self, cursor: &mut Self::Cursor, front: Self::Front) {
         // SAFETY: the caller's contract is that of `release_front`.
         unsafe { self.head.release_front(cursor, &self.pool, front) }

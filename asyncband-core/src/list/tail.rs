@@ -2,6 +2,11 @@
 //! publishes (its block in its [`OneTailCursor`]), closing through a
 //! [`Boundary`]; [`ManyTail`] is a claim word with the close bit in it.
 
+#![allow(
+    clippy::inline_always,
+    reason = "each message's steps are `inline(always)`: with a hint alone LLVM leaves one out of line in some builds, a call per message"
+)]
+
 use std::marker::PhantomData;
 use std::ptr;
 
@@ -55,10 +60,6 @@ impl<T, W: Wait> OneTail<T, W> {
     ///
     /// The producer contract for `cursor`.
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "a step of every message; a hint alone may leave it out of line"
-    )]
     unsafe fn push_one(
         &self,
         cursor: &mut OneTailCursor<T>,
@@ -156,10 +157,6 @@ impl<T, W: Wait> Tail<T> for OneTail<T, W> {
     }
 
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "a step of every message; a hint alone may leave it out of line"
-    )]
     unsafe fn push(
         &self,
         cursor: &mut OneTailCursor<T>,

@@ -7,6 +7,11 @@
 //! [`IndexedCursor`]) and only *stores* to the word it publishes. Closing
 //! goes through a `Boundary`.
 
+#![allow(
+    clippy::inline_always,
+    reason = "each message's steps are `inline(always)`: with a hint alone LLVM leaves one out of line in some builds, a call per message"
+)]
+
 use crossbeam_utils::CachePadded;
 
 use crate::arity::One;
@@ -117,10 +122,6 @@ impl<T, const CAP: usize, W: Wait> Buffer<T, CAP, Indexed<W>> {
     /// The producer contract for `cursor`; the slot at `cursor.tail` is
     /// free; `*value` holds a value.
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "a step of every message; a hint alone may leave it out of line"
-    )]
     unsafe fn publish_one(
         &self,
         cursor: &mut IndexedTail,
@@ -217,10 +218,6 @@ unsafe impl<T, const CAP: usize, W: Wait> Storage for Buffer<T, CAP, Indexed<W>>
     }
 
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "a step of every message; a hint alone may leave it out of line"
-    )]
     unsafe fn front(&self, cursor: &mut IndexedCursor) -> Result<RingFront<T, NoStamp>, PopError> {
         let head = cursor.head;
         if head >= self.readable_end(cursor, head) {
@@ -305,10 +302,6 @@ unsafe impl<T, const CAP: usize, W: Wait> Storage for Buffer<T, CAP, Indexed<W>>
     }
 
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "a step of every message; a hint alone may leave it out of line"
-    )]
     unsafe fn take_front(&self, front: &mut RingFront<T, NoStamp>) -> T {
         // SAFETY: `front` found the value published; taken once (caller's
         // contract).

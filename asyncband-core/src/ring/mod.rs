@@ -6,6 +6,11 @@
 //! publish through each slot's stamp, read by a single consumer
 //! ([`OneConsumer`]) or claimed by many ([`ManyConsumers`]).
 
+#![allow(
+    clippy::inline_always,
+    reason = "each message's steps are `inline(always)`: with a hint alone LLVM leaves one out of line in some builds, a call per message"
+)]
+
 use crate::arity::{Many, One, Topology};
 use crate::slot::{Slot, Stamp, writable};
 use crate::storage::drop_each;
@@ -167,10 +172,6 @@ impl<T, S: Stamp> RingFront<T, S> {
     /// The slot holds `pos`'s value, this consumer's alone (as `front`
     /// found it), taken once.
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "a step of every message; a hint alone may leave it out of line"
-    )]
     unsafe fn take(&mut self) -> T {
         // SAFETY: the ring outlives the front; the value is there and ours.
         unsafe { (*self.slot).read() }

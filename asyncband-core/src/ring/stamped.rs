@@ -41,6 +41,11 @@
 //! `SeqCst` for one consumer (the notifier half for waiting senders), release
 //! for many, whose claim already paired with the waiters.
 
+#![allow(
+    clippy::inline_always,
+    reason = "each message's steps are `inline(always)`: with a hint alone LLVM leaves one out of line in some builds, a call per message"
+)]
+
 use std::sync::atomic::compiler_fence;
 
 use crossbeam_utils::CachePadded;
@@ -439,10 +444,6 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
     /// of the slot checked (the claimed one with no units held, `extra == 1`).
     #[inline(always)]
     #[allow(
-        clippy::inline_always,
-        reason = "a step of every message; a hint alone may leave it out of line"
-    )]
-    #[allow(
         clippy::option_option,
         reason = "an intentional private three-state answer: stale word, no room, or room at a position"
     )]
@@ -485,10 +486,6 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
     ///
     /// `*value` holds a value.
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "a step of every message; a hint alone may leave it out of line"
-    )]
     pub(super) unsafe fn publish(&self, word: u64, known: u64, value: &mut Option<T>) {
         let full = if known == u64::MAX {
             self.wait_writable(Self::pos(word))
@@ -705,10 +702,6 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
     }
 
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "a step of every message; a hint alone may leave it out of line"
-    )]
     unsafe fn front(&self, _cursor: &mut K::Cursor) -> Result<RingFront<T, Stamped>, PopError> {
         let (consumers, head_word) = (&self.cursors.consumers, &self.cursors.head.word);
         // ORDERING: Relaxed; one consumer's own head; many re-validate.
@@ -752,10 +745,6 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
     }
 
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "a step of every message; a hint alone may leave it out of line"
-    )]
     unsafe fn try_front(&self, cursor: &mut K::Cursor) -> Result<RingFront<T, Stamped>, PopError> {
         if !K::Arity::MANY {
             // ORDERING: Relaxed; the single consumer reads its own head.
@@ -894,10 +883,6 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
     }
 
     #[inline(always)]
-    #[allow(
-        clippy::inline_always,
-        reason = "a step of every message; a hint alone may leave it out of line"
-    )]
     unsafe fn take_front(&self, front: &mut RingFront<T, Stamped>) -> T {
         // SAFETY: `front` owns its published position; taken once (caller's).
         unsafe { front.take() }
