@@ -427,10 +427,15 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
             self.slot(want).stamp.load(order)
         } & !CLAIMED;
         let have = (stamp >> 1) & Self::POS_MASK;
-        match have.wrapping_sub(want) & Self::POS_MASK {
-            0 if stamp & 1 == 0 => Lap::Free(stamp >> 1),
-            ahead if ahead < Self::POS_MASK / 2 => Lap::Ahead,
-            _ => Lap::Behind,
+        // Free first, by one compare (both sides are truncated positions).
+        if have == want && stamp & 1 == 0 {
+            return Lap::Free(stamp >> 1);
+        }
+        // Readable for `want` (its claim is taken) also counts as ahead.
+        if have.wrapping_sub(want) & Self::POS_MASK < Self::POS_MASK / 2 {
+            Lap::Ahead
+        } else {
+            Lap::Behind
         }
     }
 
