@@ -418,6 +418,14 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
         (word & Self::R_FIELD) >> Self::R_SHIFT
     }
 
+    /// The full position `stamp` is writable for, if that is truncated
+    /// position `want`: one compare. A `CLAIMED` mark, if left on, only
+    /// makes the full position wrong, never a wrong slot free.
+    #[inline(always)]
+    fn free_for(stamp: u64, want: u64) -> Option<u64> {
+        (stamp & 1 == 0 && (stamp >> 1) & Self::POS_MASK == want).then_some(stamp >> 1)
+    }
+
     /// Compares slot `pos & MASK` against truncated position `want`.
     #[inline]
     fn lap(&self, want: u64, order: Ordering) -> Lap {
@@ -426,11 +434,10 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
         } else {
             self.slot(want).stamp.load(order)
         } & !CLAIMED;
-        let have = (stamp >> 1) & Self::POS_MASK;
-        // Free first, by one compare (both sides are truncated positions).
-        if have == want && stamp & 1 == 0 {
-            return Lap::Free(stamp >> 1);
+        if let Some(full) = Self::free_for(stamp, want) {
+            return Lap::Free(full);
         }
+        let have = (stamp >> 1) & Self::POS_MASK;
         // Readable for `want` (its claim is taken) also counts as ahead.
         if have.wrapping_sub(want) & Self::POS_MASK < Self::POS_MASK / 2 {
             Lap::Ahead
@@ -660,11 +667,9 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
         if word & (Self::CLOSED | Self::WAITING | Self::R_FIELD | Self::POLLING) == 0 {
             // ORDERING: SeqCst, as in `room_for`.
             let stamp = self.slot(Self::pos(word)).stamp.load_seq_cst();
-            // Writable for the word's position. `lap` without its `CLAIMED`
-            // mask: marks go on claimed slots only, so if the claim below
-            // succeeds this slot was unmarked when loaded.
-            if stamp & 1 == 0 && (stamp >> 1) & Self::POS_MASK == Self::pos(word) {
-                let full = stamp >> 1;
+            // `lap` without its `CLAIMED` mask: marks go on claimed slots
+            // only, so if the claim below succeeds this slot was unmarked.
+            if let Some(full) = Self::free_for(stamp, Self::pos(word)) {
                 match self.cas_tail(word, word.wrapping_add(Self::ONE_POS)) {
                     Ok(_) => {
                         // SAFETY: claimed; `*value` holds a value.
