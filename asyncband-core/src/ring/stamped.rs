@@ -28,18 +28,25 @@
 //!   its own `CLAIMED` (`mark_claims_before`), so `try_front` tells "empty"
 //!   from the slot alone and leaves this word's line to the producers.
 //!
-//! A send claims position `p` when the slot of `p + R` is writable for it
-//! (queued values plus held units stay within `CAP`), writes its slot and
-//! stores `readable(p)`: one read-modify-write per message. The claim is
-//! `SeqCst`, the notifier half against a consumer that registers and then
-//! re-reads the claim word. A consumer finding a position claimed but not
-//! written reports [`PopError::Busy`] and retries, except for a large value,
-//! whose stamp is stored `SeqCst` so it may sleep ([`Storage::NOTIFIES_BUSY`]).
+//! A send claims position `p` when position `p + R` is free for it (queued
+//! values plus held units stay within `CAP`), writes its slot and stores
+//! `readable(p)`: one read-modify-write per message. The claim is `SeqCst`,
+//! the notifier half against a consumer that registers and then re-reads the
+//! claim word. A consumer finding a position claimed but not written reports
+//! [`PopError::Busy`] and retries, except for a large value, whose stamp is
+//! stored `SeqCst` so it may sleep ([`Storage::NOTIFIES_BUSY`]).
 //!
-//! A consumer takes `h` once its stamp is `readable(h)` (many consumers
-//! claim `h` by compare-exchange first), then stores `writable(h + CAP)`:
-//! `SeqCst` for one consumer (the notifier half for waiting senders), release
-//! for many, whose claim already paired with the waiters.
+//! How a slot is freed depends on the consumers:
+//! - **Many** claim `h` by compare-exchange once its stamp is `readable(h)`,
+//!   read it and store `writable(h + CAP)` (release: their claim already
+//!   paired with waiting senders). A send checks the stamp of `p + R`.
+//! - **One** reads `h` and publishes its head `h + 1` (`SeqCst` when a sender
+//!   waits: the notifier half), writing no slot, so a slot's line is written
+//!   by its producer alone. A send checks `p + R < head + CAP` against the
+//!   head a producer last read (`TailLine::head_seen`, in the claim word's
+//!   line), loading the consumer's head only when that says full. A slot
+//!   not yet written keeps its previous lap's stamp (`vacant`); the
+//!   consumer tells it from `readable(h)`, and a mark replaces it.
 
 #![allow(
     clippy::inline_always,
@@ -61,17 +68,45 @@ use super::{Buffer, Cursors, RingFront, sealed};
 /// Many producers' cursors: the shared claim word (module docs), the
 /// consumers' head, and what the consumers' arity adds (`K`).
 pub struct Claiming<K: Consumers> {
-    /// The claim word, the producers' only shared state.
-    tail: CachePadded<AtomicU64>,
+    /// The producers' line: the claim word and, for one consumer, its head.
+    tail: CachePadded<TailLine>,
     /// The consumers' line: the head word and the close flag.
     head: CachePadded<HeadLine>,
     /// What the consumers' arity adds.
     consumers: K,
 }
 
+/// What the producers read on every send.
+struct TailLine {
+    /// The claim word (module docs).
+    word: AtomicU64,
+    /// One consumer: its head as a producer last read it, a lower bound, so
+    /// that a claim checks capacity in this line (`room_by_head`).
+    head_seen: AtomicU64,
+}
+
+impl TailLine {
+    /// `head_seen`, acquiring the head store it carries (`room_by_head`).
+    ///
+    /// Under loom a read-modify-write, which reads the latest value: loom
+    /// does not explore reads of older ones (with them its grant model runs
+    /// for an hour). Each older value is a head the consumer published, read
+    /// with the same acquire chain, and a lower bound: at worst the producer
+    /// finds the ring full by it and loads the head itself.
+    #[inline(always)]
+    fn head_seen(&self) -> u64 {
+        #[cfg(asyncband_loom)]
+        return self.head_seen.fetch_add(0, Ordering::Acquire);
+        // ORDERING: Acquire, as in `room_by_head`.
+        #[cfg(not(asyncband_loom))]
+        self.head_seen.load(Ordering::Acquire)
+    }
+}
+
 /// What the consumers read on every pop.
 struct HeadLine {
-    /// The next position to take; many consumers claim it, one publishes it.
+    /// The next position to take; many consumers claim it, one publishes it
+    /// after each read (its frees: see the module docs).
     word: AtomicU64,
     /// Set by `close` after `CLOSED`: a consumer finding the next slot
     /// unclaimed knows, without the claim word, that no close completed.
@@ -111,18 +146,13 @@ pub trait Consumers: sealed::Sealed + Sized + 'static {
     /// Before reporting empty or busy: the new head if `head` moved. Many only.
     fn moved(&self, head_word: &AtomicU64, head: u64) -> Option<u64>;
 
-    /// A sender's check when the slot of `last` holds an older lap:
-    /// `Some(u64::MAX)` (room) when many consumers claimed it and one is still
-    /// reading it (capacity counts claims), `None` (full) for one consumer.
-    fn room_behind(&self, head_word: &AtomicU64, last: u64, mask: u64, cap: u64) -> Option<u64>;
-
     /// A claim with `units` held found the slot `units` ahead free for `full`:
     /// the claimed slot's full position (`full - units` for one consumer,
     /// which frees in order), or `u64::MAX` when it must be waited for.
     fn claimed_slot(&self, full: u64, units: u64) -> u64;
 
-    /// Frees the slot (`stamp`) of `head`, just read, as `writable`; one
-    /// consumer also publishes `head + 1` in `head_word`.
+    /// Frees the slot (`stamp`) of `head`, just read: many consumers store
+    /// `writable`, one publishes `head + 1` in `head_word` instead.
     ///
     /// # Safety
     ///
@@ -222,11 +252,6 @@ impl<W: Wait> Consumers for OneConsumer<W> {
     }
 
     #[inline(always)]
-    fn room_behind(&self, _: &AtomicU64, _: u64, _: u64, _: u64) -> Option<u64> {
-        None
-    }
-
-    #[inline(always)]
     fn claimed_slot(&self, full: u64, units: u64) -> u64 {
         full - units
     }
@@ -235,23 +260,21 @@ impl<W: Wait> Consumers for OneConsumer<W> {
     unsafe fn free(
         &self,
         _cursor: &mut OneConsumerCursor,
-        stamp: &Stamped,
-        writable: u64,
+        _stamp: &Stamped,
+        _writable: u64,
         head: u64,
         head_word: &AtomicU64,
     ) {
         // Fenced, the store is the notifier half for waiting senders.
         // SAFETY: the single consumer, holding its cursor (caller's contract).
         if unsafe { self.fence.fenced(head + 1) } {
-            stamp.store_seq_cst(writable);
+            head_word.store_sc(head + 1);
         } else {
-            // ORDERING: Release pairs with the producer's SeqCst load of the
-            // stamp; waiting senders rely on their barrier (`wait/fence.rs`).
-            Stamp::store(stamp, writable, Ordering::Release);
+            // ORDERING: Release pairs with the producers' loads of the head
+            // (`room_by_head`); waiting senders rely on their barrier.
+            head_word.store_at(head + 1, Ordering::Release);
             compiler_fence(Ordering::SeqCst);
         }
-        // ORDERING: Relaxed; published only for `len` and queries.
-        head_word.store_at(head + 1, Ordering::Relaxed);
     }
 
     fn before_send_wait(&self) {
@@ -311,14 +334,6 @@ impl<W: Wait> Consumers for ManyConsumers<W> {
     }
 
     #[inline(always)]
-    fn room_behind(&self, head_word: &AtomicU64, last: u64, mask: u64, cap: u64) -> Option<u64> {
-        // ORDERING: SeqCst: the sender's re-check, paired with SeqCst claims.
-        let head = head_word.load_sc() & mask;
-        // Room; the publisher waits for the reader of the old lap.
-        ((last.wrapping_sub(head) & mask) < cap).then_some(u64::MAX)
-    }
-
-    #[inline(always)]
     fn claimed_slot(&self, full: u64, units: u64) -> u64 {
         if units == 0 { full } else { u64::MAX }
     }
@@ -341,7 +356,10 @@ impl<K: Consumers> Cursors for Claiming<K> {
 
     fn new() -> Self {
         Self {
-            tail: CachePadded::new(AtomicU64::new(0)),
+            tail: CachePadded::new(TailLine {
+                word: AtomicU64::new(0),
+                head_seen: AtomicU64::new(0),
+            }),
             head: CachePadded::new(HeadLine {
                 word: AtomicU64::new(0),
                 closed: AtomicBool::new(false),
@@ -356,7 +374,7 @@ impl<K: Consumers> Cursors for Claiming<K> {
         let head = ring.cursors.head.word.load(Ordering::Relaxed);
         // ORDERING: SeqCst: the closed claim word's position is the frozen end.
         if head & Buffer::<T, CAP, Self>::POS_MASK
-            == Buffer::<T, CAP, Self>::pos(ring.cursors.tail.load_sc())
+            == Buffer::<T, CAP, Self>::pos(ring.cursors.tail.word.load_sc())
         {
             return None;
         }
@@ -367,18 +385,20 @@ impl<K: Consumers> Cursors for Claiming<K> {
         }
         // SAFETY: published, and no other consumer exists.
         let value = unsafe { slot.read() };
-        // ORDERING: Release, as in `release_front`.
-        slot.stamp.store(
-            writable(head + Buffer::<T, CAP, Self>::CAP64),
-            Ordering::Release,
-        );
-        // ORDERING: SeqCst, a query's view of the head.
+        if K::Arity::MANY {
+            // ORDERING: Release, as in `release_front`.
+            slot.stamp.store(
+                writable(head + Buffer::<T, CAP, Self>::CAP64),
+                Ordering::Release,
+            );
+        }
+        // ORDERING: SeqCst, a query's view of the head (and one consumer's free).
         ring.cursors.head.word.store_sc(head + 1);
         Some(value)
     }
 }
 
-/// The mark on a claimed slot's `writable` stamp (positions stay < 2^62).
+/// The mark on a claimed, vacant slot (positions stay < 2^62).
 const CLAIMED: u64 = 1 << 63;
 
 /// Where a slot stands relative to the position a producer wants it for.
@@ -447,7 +467,7 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
     }
 
     /// Whether `extra` more units fit after claim word `word` (the slot of
-    /// `pos + R + extra - 1` is writable for it); `None`: the word is stale.
+    /// `pos + R + extra - 1` is free for it); `None`: the word is stale.
     fn fits(&self, word: u64, extra: u64) -> Option<bool> {
         self.room_for(word, extra).map(|room| room.is_some())
     }
@@ -464,24 +484,87 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
             .wrapping_add(Self::units(word))
             .wrapping_add(extra - 1)
             & Self::POS_MASK;
+        if !K::Arity::MANY {
+            return self.room_by_head(last);
+        }
         // ORDERING: SeqCst: acquires the consumer's writable stamp (its read
         // before our write), and is the waiting sender's re-check, paired with
-        // a single consumer's SeqCst store of it.
+        // the consumers' SeqCst claims.
         match self.lap(last, Ordering::SeqCst) {
             Lap::Free(full) => Some(Some(full)),
             Lap::Ahead => None,
-            Lap::Behind => Some(self.cursors.consumers.room_behind(
-                &self.cursors.head.word,
-                last,
-                Self::POS_MASK,
-                Self::CAP64,
-            )),
+            Lap::Behind => {
+                // ORDERING: SeqCst, as above.
+                let head = self.cursors.head.word.load_sc() & Self::POS_MASK;
+                // Capacity counts claims: a slot claimed and still being read
+                // is room, and its publisher waits for the reader.
+                Some((last.wrapping_sub(head) & Self::POS_MASK < Self::CAP64).then_some(u64::MAX))
+            }
+        }
+    }
+
+    /// One consumer: [`Ring::room_for`] of truncated position `last`, whose
+    /// slot is free once the consumer's head has passed `last - CAP`. Checks
+    /// the head producers last read first, in the claim word's line, and
+    /// loads the consumer's head only when that says full.
+    #[inline(always)]
+    #[allow(clippy::option_option, reason = "as `room_for`, whose answer this is")]
+    fn room_by_head(&self, last: u64) -> Option<Option<u64>> {
+        let line = &self.cursors.tail;
+        // Acquire, paired with the Release store below, which carries the
+        // consumer's head store that producer read (and so its reads).
+        let seen = line.head_seen();
+        let ahead = last.wrapping_sub(seen) & Self::POS_MASK;
+        if ahead < Self::CAP64 {
+            return Some(Some(seen + ahead));
+        }
+        // ORDERING: SeqCst: acquires the consumer's reads of the slots it
+        // freed, and is the waiting sender's re-check, paired with a single
+        // consumer's SeqCst (fenced) store of its head.
+        let head = self.cursors.head.word.load_sc();
+        let ahead = last.wrapping_sub(head) & Self::POS_MASK;
+        if ahead > Self::POS_MASK / 2 {
+            // `last` is behind the head: taken already, the word is stale.
+            return None;
+        }
+        // At least `seen` (its store happens before this load). ORDERING:
+        // Release, for the Acquire load above. Another producer may store an
+        // older head after it: a lower bound all the same.
+        if head != seen {
+            line.head_seen.store(head, Ordering::Release);
+        }
+        Some((ahead < Self::CAP64).then_some(head + ahead))
+    }
+
+    /// The full position of a claimed truncated `pos` whose slot the claim
+    /// found free (`None` when the slot must be checked: many consumers).
+    #[inline(always)]
+    fn fast_room(&self, pos: u64) -> Option<u64> {
+        if K::Arity::MANY {
+            // ORDERING: SeqCst, as in `room_for`.
+            let stamp = self.slot(pos).stamp.load_seq_cst();
+            // `lap` without its `CLAIMED` mask: marks go on claimed slots
+            // only, so if the claim succeeds this slot was unmarked.
+            Self::free_for(stamp, pos)
+        } else {
+            let seen = self.cursors.tail.head_seen();
+            let ahead = pos.wrapping_sub(seen) & Self::POS_MASK;
+            (ahead < Self::CAP64).then_some(seen + ahead)
         }
     }
 
     /// Waits until the slot of claimed (truncated) `pos` is writable for it,
     /// spinning while a consumer reads the previous lap; the full position.
     fn wait_writable(&self, pos: u64) -> u64 {
+        if !K::Arity::MANY {
+            // Free already: capacity was checked against a head past `pos -
+            // CAP`, whose store this thread's claim (a chain of read-modify-
+            // writes of the claim word since that check) happens after, so
+            // the head read here is at least that and at most `pos`.
+            // ORDERING: Relaxed, by that chain.
+            let head = self.cursors.head.word.load(Ordering::Relaxed);
+            return head + (pos.wrapping_sub(head) & Self::POS_MASK);
+        }
         loop {
             // ORDERING: Acquire pairs with the releasing consumer's store.
             if let Lap::Free(full) = self.lap(pos, Ordering::Acquire) {
@@ -505,7 +588,7 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
             known
         };
         let slot = self.slot(full);
-        // SAFETY: claimed, and writable for it: ours until readable; `*value`
+        // SAFETY: claimed, and free for it: ours until readable; `*value`
         // holds a value (caller's contract).
         unsafe { slot.write_from(value) };
         // After the write, which owns the previous slot's line, usually.
@@ -516,9 +599,22 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
         slot.publish(readable(full));
     }
 
+    /// One consumer: the stamp of claimed position `pos`'s slot until its
+    /// value is written: the previous lap's, which the consumer leaves in
+    /// place (read already: `pos` was claimed within `CAP` of the head), or
+    /// a fresh ring's.
+    #[inline]
+    fn vacant(pos: u64) -> u64 {
+        if pos >= Self::CAP64 {
+            readable(pos - Self::CAP64)
+        } else {
+            writable(pos)
+        }
+    }
+
     /// One consumer: before publishing `full`, marks `CLAIMED` the slots
-    /// before it still plain `writable`, down to the first published or
-    /// consumed one (usually just that one load; see the module docs).
+    /// before it still vacant, down to the first published one (usually
+    /// just that one load; see the module docs).
     #[inline(always)]
     #[allow(clippy::inline_always, reason = "a step of every send")]
     fn mark_claims_before(&self, full: u64) {
@@ -529,15 +625,14 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
         let pos = full.wrapping_sub(1);
         // ORDERING: Acquire: a published stamp synchronises with its
         // producer, whose walk marked the positions before it.
-        let seen = self.slot(pos).stamp.load(Ordering::Acquire);
-        // Published or consumed (the shift drops `CLAIMED`).
-        if seen << 1 != writable(pos) << 1 {
+        if self.slot(pos).stamp.load(Ordering::Acquire) == readable(pos) {
             return;
         }
         self.mark_claims_from(pos);
     }
 
-    /// The rest of `mark_claims_before`, from claimed position `pos` down.
+    /// The rest of `mark_claims_before`, from claimed position `pos` down to
+    /// the first slot neither vacant nor marked for its position.
     #[cold]
     #[inline(never)]
     fn mark_claims_from(&self, mut pos: u64) {
@@ -545,21 +640,20 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
             let stamp = &self.slot(pos).stamp;
             // ORDERING: Acquire, as in `mark_claims_before`.
             let seen = stamp.load(Ordering::Acquire);
-            if seen << 1 != writable(pos) << 1
-                || (seen == writable(pos) && !Self::mark_claimed(stamp, pos))
-            {
+            let marked = seen == writable(pos) | CLAIMED;
+            if !marked && (seen != Self::vacant(pos) || !Self::mark_claimed(stamp, pos)) {
                 return;
             }
             pos = pos.wrapping_sub(1);
         }
     }
 
-    /// Marks claimed `pos`'s plain `writable` slot; false if it was published.
+    /// Marks claimed `pos`'s vacant slot; false if it was published.
     fn mark_claimed(stamp: &Stamped, pos: u64) -> bool {
         // ORDERING: Acquire on failure, as in `mark_claims_before`; the mark
         // itself is ordered before our publish by that Release store.
         match stamp.compare_exchange(
-            writable(pos),
+            Self::vacant(pos),
             writable(pos) | CLAIMED,
             Ordering::Relaxed,
             Ordering::Acquire,
@@ -580,7 +674,11 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
         }
         // ORDERING: Relaxed: the word's modification order alone decides
         // which claims walk; the consumer's own head needs no more.
-        let word = self.cursors.tail.fetch_or(Self::POLLING, Ordering::Relaxed);
+        let word = self
+            .cursors
+            .tail
+            .word
+            .fetch_or(Self::POLLING, Ordering::Relaxed);
         let head = line.word.load(Ordering::Relaxed);
         let claimed = Self::pos(word).wrapping_sub(head) & Self::POS_MASK;
         line.fast_from.store(head + claimed, Ordering::Relaxed);
@@ -591,15 +689,18 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
     pub(super) fn cas_tail(&self, current: u64, new: u64) -> Result<u64, u64> {
         // ORDERING: SeqCst: the notifier half against a registering consumer
         // (module docs); failure only needs a fresh value.
-        self.cursors
-            .tail
-            .compare_exchange_weak(current, new, Ordering::SeqCst, Ordering::Relaxed)
+        self.cursors.tail.word.compare_exchange_weak(
+            current,
+            new,
+            Ordering::SeqCst,
+            Ordering::Relaxed,
+        )
     }
 
     /// Acquires `n` units; `honour_queue`: queued senders make it `Full`.
     fn acquire_units(&self, n: u64, honour_queue: bool) -> Result<(), PushError<()>> {
         // ORDERING: Relaxed; the compare-exchange validates it.
-        let mut word = self.cursors.tail.load(Ordering::Relaxed);
+        let mut word = self.cursors.tail.word.load(Ordering::Relaxed);
         loop {
             if word & Self::CLOSED != 0 {
                 return Err(PushError::Closed(()));
@@ -610,7 +711,7 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
             match self.fits(word, n) {
                 None => {
                     // ORDERING: Relaxed; stale view, reload.
-                    word = self.cursors.tail.load(Ordering::Relaxed);
+                    word = self.cursors.tail.word.load(Ordering::Relaxed);
                     continue;
                 }
                 Some(false) => return Err(PushError::Full(())),
@@ -660,16 +761,12 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
     ) -> Result<(), PushError<()>> {
         debug_assert!(value.is_some(), "a value to push");
         // ORDERING: Relaxed; the compare-exchange validates it.
-        let mut word = self.cursors.tail.load(Ordering::Relaxed);
+        let mut word = self.cursors.tail.word.load(Ordering::Relaxed);
         // The common case first, on its own (its code stays small): open,
         // nobody queued, no units held, no consumer polling (one test: a
         // plain send pays nothing for permits or marks), the next slot free.
         if word & (Self::CLOSED | Self::WAITING | Self::R_FIELD | Self::POLLING) == 0 {
-            // ORDERING: SeqCst, as in `room_for`.
-            let stamp = self.slot(Self::pos(word)).stamp.load_seq_cst();
-            // `lap` without its `CLAIMED` mask: marks go on claimed slots
-            // only, so if the claim below succeeds this slot was unmarked.
-            if let Some(full) = Self::free_for(stamp, Self::pos(word)) {
+            if let Some(full) = self.fast_room(Self::pos(word)) {
                 match self.cas_tail(word, word.wrapping_add(Self::ONE_POS)) {
                     Ok(_) => {
                         // SAFETY: claimed; `*value` holds a value.
@@ -691,7 +788,7 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
             let known = match self.room_for(word, 1) {
                 None => {
                     // ORDERING: Relaxed; stale view, reload.
-                    word = self.cursors.tail.load(Ordering::Relaxed);
+                    word = self.cursors.tail.word.load(Ordering::Relaxed);
                     continue;
                 }
                 Some(None) => return Err(PushError::Full(())),
@@ -738,7 +835,7 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
                 continue;
             }
             // ORDERING: SeqCst: the consumer's re-check against SeqCst claims.
-            let word = self.cursors.tail.load_sc();
+            let word = self.cursors.tail.word.load_sc();
             if let Some(current) = consumers.moved(head_word, head) {
                 head = current;
                 continue;
@@ -769,9 +866,10 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
                     fenced: false,
                 });
             }
-            // Unmarked past `fast_from`: nothing published after it (module
-            // docs). ORDERING: Relaxed: our own field; `closed`: see `close`.
-            if stamp == writable(head)
+            // Vacant and unmarked past `fast_from`: nothing published after it
+            // (module docs). ORDERING: Relaxed: our own field; `closed`: see
+            // `close`.
+            if stamp & CLAIMED == 0
                 && head >= self.cursors.head.fast_from.load(Ordering::Relaxed)
                 && !self.cursors.head.closed.load(Ordering::Relaxed)
             {
@@ -797,7 +895,8 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
         // ORDERING: Relaxed; the single consumer reads its own head.
         let head = self.cursors.head.word.load(Ordering::Relaxed);
         // ORDERING: SeqCst, as in `front`: holds every completed send's claim.
-        let claimed = Self::pos(self.cursors.tail.load_sc()).wrapping_sub(head) & Self::POS_MASK;
+        let claimed =
+            Self::pos(self.cursors.tail.word.load_sc()).wrapping_sub(head) & Self::POS_MASK;
         // ORDERING: Acquire pairs with each producer's publish.
         (0..claimed.min(Self::CAP64))
             .any(|i| self.slot(head + i).stamp.load(Ordering::Acquire) == readable(head + i))
@@ -810,7 +909,7 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
     fn len(&self) -> usize {
         let head = self.head_position();
         // ORDERING: SeqCst; a query.
-        let word = self.cursors.tail.load_sc();
+        let word = self.cursors.tail.word.load_sc();
         let used = Self::pos(word).wrapping_sub(head) & Self::POS_MASK;
         // A consumer racing ahead of our snapshot would make this wrap.
         if used > Self::CAP64 { 0 } else { used as usize }
@@ -823,7 +922,7 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
     #[inline]
     unsafe fn push_reserved(&self, _cursor: &mut (), value: T) -> Result<(), T> {
         // ORDERING: Relaxed; the compare-exchange validates it.
-        let mut word = self.cursors.tail.load(Ordering::Relaxed);
+        let mut word = self.cursors.tail.word.load(Ordering::Relaxed);
         loop {
             if word & Self::CLOSED != 0 {
                 // SAFETY: the caller's held unit, given back with the value.
@@ -843,7 +942,7 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
 
     fn is_full(&self) -> bool {
         // ORDERING: SeqCst; a query.
-        let word = self.cursors.tail.load_sc();
+        let word = self.cursors.tail.word.load_sc();
         if word & Self::WAITING != 0 {
             return true;
         }
@@ -857,7 +956,7 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
     )]
     fn reserved(&self) -> usize {
         // ORDERING: SeqCst; a query.
-        Self::units(self.cursors.tail.load_sc()) as usize
+        Self::units(self.cursors.tail.word.load_sc()) as usize
     }
 
     unsafe fn grant(&self, n: usize) -> usize {
@@ -871,7 +970,7 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
     fn may_grant(&self) -> bool {
         // ORDERING: SeqCst: a registered sender's look, paired with the
         // consumers' SeqCst frees or claims (`room_for`) and `release`.
-        let word = self.cursors.tail.load_sc();
+        let word = self.cursors.tail.word.load_sc();
         self.fits(word, 1) != Some(false)
     }
 
@@ -879,12 +978,13 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
         // ORDERING: SeqCst: freeing is a condition waiters pair with; `R >= n`.
         self.cursors
             .tail
+            .word
             .fetch_sub(n as u64 * Self::ONE_R, Ordering::SeqCst);
     }
 
     unsafe fn set_waiting(&self, waiting: bool) {
         // ORDERING: SeqCst: newcomers' claims are ordered against it.
-        let tail = &self.cursors.tail;
+        let tail = &self.cursors.tail.word;
         if waiting {
             tail.fetch_or(Self::WAITING, Ordering::SeqCst);
         } else {
@@ -932,7 +1032,13 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
 
     unsafe fn close(&self, _from_producer: bool) -> bool {
         // ORDERING: SeqCst: freezes the boundary between claims.
-        let first = self.cursors.tail.fetch_or(Self::CLOSED, Ordering::SeqCst) & Self::CLOSED == 0;
+        let first = self
+            .cursors
+            .tail
+            .word
+            .fetch_or(Self::CLOSED, Ordering::SeqCst)
+            & Self::CLOSED
+            == 0;
         // ORDERING: Release; `try_front` reads it only to skip the claim word
         // while no close completed, and a completed close happens before.
         self.cursors.head.closed.store(true, Ordering::Release);
@@ -941,7 +1047,7 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
 
     fn is_closed(&self) -> bool {
         // ORDERING: SeqCst; a query.
-        self.cursors.tail.load_sc() & Self::CLOSED != 0
+        self.cursors.tail.word.load_sc() & Self::CLOSED != 0
     }
 
     fn head_position(&self) -> u64 {
@@ -968,8 +1074,9 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
     }
 }
 
-// SAFETY: the accounting invariant is kept by checking the slot of position
-// `pos + R + n - 1` before every claim or reservation, all in the claim word.
+// SAFETY: the accounting invariant is kept by checking position `pos + R + n
+// - 1` (its slot, or one consumer's head) before every claim or reservation,
+// all in the claim word.
 unsafe impl<T, const CAP: usize, K: Consumers> Capacity for Buffer<T, CAP, Claiming<K>> {
     const CAP: usize = CAP;
 }
@@ -977,7 +1084,7 @@ unsafe impl<T, const CAP: usize, K: Consumers> Capacity for Buffer<T, CAP, Claim
 impl<T, const CAP: usize, K: Consumers> std::fmt::Debug for Buffer<T, CAP, Claiming<K>> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // ORDERING: SeqCst; a diagnostic snapshot as current as any query.
-        let word = self.cursors.tail.load_sc();
+        let word = self.cursors.tail.word.load_sc();
         f.debug_struct("Ring")
             .field("capacity", &CAP)
             .field("claimed", &Self::pos(word))
@@ -999,10 +1106,20 @@ mod tests {
         let ring = Buffer::<u64, 4, Claiming<K>>::new();
         let pos_mask = Buffer::<u64, 4, Claiming<K>>::POS_MASK;
         let pos_shift = Buffer::<u64, 4, Claiming<K>>::POS_SHIFT;
-        ring.cursors.tail.store_sc((start & pos_mask) << pos_shift);
+        ring.cursors
+            .tail
+            .word
+            .store_sc((start & pos_mask) << pos_shift);
+        ring.cursors.tail.head_seen.store_sc(start);
         ring.cursors.head.word.store_sc(start);
         for pos in start..start + 4 {
-            ring.slot(pos).stamp.store_seq_cst(writable(pos));
+            // Many consumers free a slot for the next lap, one leaves it.
+            let vacant = if K::Arity::MANY {
+                writable(pos)
+            } else {
+                readable(pos - 4)
+            };
+            ring.slot(pos).stamp.store_seq_cst(vacant);
         }
         ring
     }
@@ -1042,6 +1159,32 @@ mod tests {
                     assert_eq!(ring.try_pop(&mut cursor), Err(PopError::Empty));
                 }
             }
+        }
+    }
+
+    #[test]
+    fn one_consumer_frees_a_slot_by_its_head_and_leaves_the_slot_alone() {
+        let ring = Buffer::<u64, 2, Claiming<OneConsumer<crate::wait::Park>>>::new();
+        let mut cursor = ring.cursor();
+        // SAFETY: single-threaded; `cursor` is the only one.
+        unsafe {
+            ring.try_push(&mut (), 10).unwrap();
+            ring.try_push(&mut (), 11).unwrap();
+            assert_eq!(ring.try_push(&mut (), 12), Err(PushError::Full(12)));
+            assert_eq!(ring.try_pop(&mut cursor), Ok(10));
+            assert_eq!(
+                ring.slot(0).stamp.load_seq_cst(),
+                readable(0),
+                "not written by the read"
+            );
+            assert_eq!(ring.head_position(), 1);
+            // The producers' copy of the head says full; the head says not.
+            ring.try_push(&mut (), 12).unwrap();
+            assert_eq!(ring.slot(0).stamp.load_seq_cst(), readable(2));
+            assert_eq!(ring.try_push(&mut (), 13), Err(PushError::Full(13)));
+            assert_eq!(ring.try_pop(&mut cursor), Ok(11));
+            assert_eq!(ring.try_pop(&mut cursor), Ok(12));
+            assert_eq!(ring.try_pop(&mut cursor), Err(PopError::Empty));
         }
     }
 
