@@ -514,16 +514,14 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
         // Acquire, paired with the Release store below, which carries the
         // consumer's head store that producer read (and so its reads).
         let seen = line.head_seen();
-        let ahead = last.wrapping_sub(seen) & Self::POS_MASK;
-        if ahead < Self::CAP64 {
-            return Some(Some(seen + ahead));
+        if let Some(full) = Self::within_cap(last, seen) {
+            return Some(Some(full));
         }
         // ORDERING: SeqCst: acquires the consumer's reads of the slots it
         // freed, and is the waiting sender's re-check, paired with a single
         // consumer's SeqCst (fenced) store of its head.
         let head = self.cursors.head.word.load_sc();
-        let ahead = last.wrapping_sub(head) & Self::POS_MASK;
-        if ahead > Self::POS_MASK / 2 {
+        if last.wrapping_sub(head) & Self::POS_MASK > Self::POS_MASK / 2 {
             // `last` is behind the head: taken already, the word is stale.
             return None;
         }
@@ -533,7 +531,15 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
         if head != seen {
             line.head_seen.store(head, Ordering::Release);
         }
-        Some((ahead < Self::CAP64).then_some(head + ahead))
+        Some(Self::within_cap(last, head))
+    }
+
+    /// The full position of truncated `pos` if it is less than `CAP` past
+    /// full position `head`.
+    #[inline(always)]
+    fn within_cap(pos: u64, head: u64) -> Option<u64> {
+        let ahead = pos.wrapping_sub(head) & Self::POS_MASK;
+        (ahead < Self::CAP64).then_some(head + ahead)
     }
 
     /// The full position of a claimed truncated `pos` whose slot the claim
@@ -547,9 +553,7 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
             // only, so if the claim succeeds this slot was unmarked.
             Self::free_for(stamp, pos)
         } else {
-            let seen = self.cursors.tail.head_seen();
-            let ahead = pos.wrapping_sub(seen) & Self::POS_MASK;
-            (ahead < Self::CAP64).then_some(seen + ahead)
+            Self::within_cap(pos, self.cursors.tail.head_seen())
         }
     }
 
