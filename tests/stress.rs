@@ -5,7 +5,7 @@
 //! Short by default (a few seconds for the whole file in a debug build);
 //! `ASYNCBAND_STRESS=N` multiplies every message count and round count by
 //! `N` for long runs (`cargo x stress [N]`, see TESTING.md). Built with
-//! `RUSTFLAGS="--cfg asyncband_small"` the unbounded channels use 2-slot
+//! `RUSTFLAGS="--cfg asyncband_small"` the unbounded channels use 3-slot
 //! blocks, so block transitions and recycling happen on nearly every send.
 //!
 //! Each macro holds the tests of a group of flavours: `every_flavour!` for
@@ -34,7 +34,7 @@ use asyncband_tests::{
 use futures::executor::block_on;
 
 /// Values an unbounded channel is given at once: more than two full-size blocks (31 slots)
-/// (dozens of 2-slot blocks under `asyncband_small`).
+/// (dozens of 3-slot blocks under `asyncband_small`).
 const UNBOUNDED_ROOM: usize = 70;
 /// A timeout that must not elapse on a healthy machine.
 const LONG: Duration = Duration::from_secs(10);

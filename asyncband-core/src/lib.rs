@@ -32,7 +32,7 @@
 //! # Verification
 //!
 //! Under `--cfg asyncband_loom` every atomic, lock and cell comes from loom
-//! (the private `sync` module), blocks shrink to two slots, and the models
+//! (the private `sync` module), blocks shrink to three slots, and the models
 //! in `src/tests.rs` check each protocol.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]

@@ -9,7 +9,7 @@
 //! ```
 //!
 //! (`cargo x loom --quick` runs the subset CI uses). Under `asyncband_loom`
-//! unbounded blocks hold two slots, and capacities here are 1 or 2, so the
+//! unbounded blocks hold three slots, and capacities here are 1 or 2, so the
 //! rare transitions (a full ring, a block boundary, a recycled block) happen
 //! in every model.
 //!
@@ -118,10 +118,12 @@ fn ring_keeps_each_producers_order_at_capacity_2() {
 /// A `try_recv` after the caller's own completed send is never `Empty`,
 /// even when another producer's write ahead of that value is in flight:
 /// only a write with nothing published behind it may be reported empty.
-/// With `polling_first`, the consumer's `try_recv` finds the ring empty
+/// With `polling_first`, the consumer's `try_recv` finds the channel empty
 /// before anything is sent, so a single consumer then reads "empty" from the
 /// head slot alone and the producers' claim marks must keep that exact.
-fn try_recv_after_own_send<S>(polling_first: bool)
+/// `skip` values are sent and received first, which moves the race onto a
+/// list's block boundary.
+fn try_recv_after_own_send<S>(polling_first: bool, skip: u32)
 where
     S: Storage<Item = u32, Senders = Many> + 'static,
 {
@@ -132,6 +134,11 @@ where
             // SAFETY: this thread is the only consumer.
             let empty = unsafe { chan.try_recv(&mut cursor) };
             assert!(empty.is_err(), "nothing was sent yet");
+        }
+        for value in 10..10 + skip {
+            try_send(&chan, value).unwrap();
+            // SAFETY: this thread is the only consumer.
+            assert_eq!(unsafe { chan.try_recv(&mut cursor) }, Ok(value));
         }
         let other = {
             let chan = chan.clone();
@@ -147,17 +154,29 @@ where
 
 #[test]
 fn a_polling_try_recv_never_reports_empty_before_a_published_value() {
-    try_recv_after_own_send::<Ring<u32, 2, Many, One>>(true);
+    try_recv_after_own_send::<Ring<u32, 2, Many, One>>(true, 0);
+}
+
+#[test]
+fn a_polling_try_recv_never_reports_empty_before_a_published_value_mpsc_list() {
+    try_recv_after_own_send::<List<u32, Many, One>>(true, 0);
+}
+
+#[test]
+fn a_polling_try_recv_never_reports_empty_before_a_value_in_the_next_block() {
+    // The race is on the last slot of the first block and the first of the
+    // second.
+    try_recv_after_own_send::<List<u32, Many, One>>(true, crate::list::BLOCK as u32 - 1);
 }
 
 #[test]
 fn a_try_recv_after_its_own_send_waits_out_a_write_ahead_of_it_mpsc_ring() {
-    try_recv_after_own_send::<Ring<u32, 2, Many, One>>(false);
+    try_recv_after_own_send::<Ring<u32, 2, Many, One>>(false, 0);
 }
 
 #[test]
 fn a_try_recv_after_its_own_send_waits_out_a_write_ahead_of_it_mpmc_ring() {
-    try_recv_after_own_send::<Ring<u32, 2, Many, Many>>(false);
+    try_recv_after_own_send::<Ring<u32, 2, Many, Many>>(false, 0);
 }
 
 #[test]

@@ -15,9 +15,12 @@ use crate::sync::{AtomicPtr, Ordering};
 /// in its lap (`BLOCK + 1` values, the last a sentinel) is a mask.
 #[cfg(not(any(asyncband_loom, asyncband_small)))]
 pub const BLOCK: usize = 31;
-/// Slots per block, shrunk so that models and stress runs cross blocks often.
+/// Slots per block, shrunk so that models and stress runs cross blocks
+/// often; three, so that a model has a slot before another that is not its
+/// block's last (where a producer's mark, not the link, tells a polling
+/// consumer of a value behind).
 #[cfg(any(asyncband_loom, asyncband_small))]
-pub const BLOCK: usize = 2;
+pub const BLOCK: usize = 3;
 
 /// Spare blocks kept for reuse.
 pub const POOL: usize = 2;
@@ -235,6 +238,21 @@ pub trait Head<T, Tx: Tail<T>>: Sized {
         tail: &Tx,
     ) -> Result<ListFront<T, Tx::Stamp>, PopError>;
 
+    /// [`Storage::try_front`], against the producers' end `tail`.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Storage::try_front`].
+    #[inline(always)]
+    unsafe fn try_front(
+        &self,
+        cursor: &mut Self::Cursor,
+        tail: &Tx,
+    ) -> Result<ListFront<T, Tx::Stamp>, PopError> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.front(cursor, tail) }
+    }
+
     /// [`Storage::take_front`].
     ///
     /// # Safety
@@ -263,6 +281,9 @@ pub trait Head<T, Tx: Tail<T>>: Sized {
 
     /// The index of the next value to pop (a `SeqCst` load).
     fn index(&self) -> u64;
+
+    /// After the producers' end closed.
+    fn after_close(&self) {}
 
     /// The block holding the index, for a list being dropped (relaxed).
     fn block(&self) -> *mut Block<T, Tx::Stamp>;

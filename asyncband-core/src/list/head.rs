@@ -12,11 +12,11 @@ use std::marker::PhantomData;
 use crate::arity::{Many, One};
 use crate::slot::{NoStamp, Slot, Stamp, Stamped, readable};
 use crate::storage::PopError;
-use crate::sync::{AtomicPtr, AtomicU64, Ordering, SeqCst};
+use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, Ordering, SeqCst};
 use crate::wait::{Wait, pause};
 
 use super::buffer::{BLOCK, Block, Head, LAP, ListFront, Pool, Tail, consumed, step};
-use super::tail::{CLOSED, ManyTail, OneTail};
+use super::tail::{CLOSED, ManyTail, OneTail, marked, tail_index};
 
 /// How a single consumer sees the value at its index published by `Self`.
 pub trait Watch<T>: Tail<T> {
@@ -37,6 +37,24 @@ pub trait Watch<T>: Tail<T> {
         seen: &mut Self::Seen,
         front: &ListFront<T, Self::Stamp>,
     ) -> Result<(), PopError>;
+
+    /// As `ready`, for a receive that will not sleep on the answer
+    /// ([`Storage::try_front`](crate::storage::Storage::try_front));
+    /// `closed` is set after a close (`OneHead::closed`).
+    ///
+    /// # Safety
+    ///
+    /// As for `ready`.
+    #[inline(always)]
+    unsafe fn try_ready(
+        &self,
+        seen: &mut Self::Seen,
+        front: &ListFront<T, Self::Stamp>,
+        _closed: &AtomicBool,
+    ) -> Result<(), PopError> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.ready(seen, front) }
+    }
 }
 
 /// A single consumer's copy of a single producer's index, as last read.
@@ -80,30 +98,86 @@ impl<T, W: Wait> Watch<T> for OneTail<T, W> {
     }
 }
 
-/// Many producers publish through each slot's stamp.
-impl<T, W: Wait> Watch<T> for ManyTail<T, W> {
-    type Seen = ();
+/// The first index from which a single consumer's `try_recv` reads "empty"
+/// from an unmarked slot alone (`u64::MAX` until it first finds the list
+/// empty): every claim from it on saw `POLLING`.
+#[derive(Debug)]
+pub struct MarksFrom(u64);
 
-    fn seen(_index: u64) {}
+impl<T, W: Wait> ManyTail<T, W, One> {
+    /// Why the value at the consumer's `index` is not there yet.
+    fn unpublished(&self, index: u64) -> PopError {
+        // ORDERING: SeqCst: a waiter's re-check, paired with the claims.
+        let word = self.word.load_sc();
+        if tail_index(word) > index {
+            PopError::Busy
+        } else if word & CLOSED != 0 {
+            PopError::Closed
+        } else {
+            PopError::Empty
+        }
+    }
+}
+
+/// Many producers publish through each slot's stamp. A polling consumer
+/// tells "empty" from its slot, leaving the claim word's line to producers:
+/// a slot unmarked from `MarksFrom` on means no later value of its block
+/// is published (each producer marks the claims of its block before its
+/// own), and an unlinked next block that no later block's is.
+impl<T, W: Wait> Watch<T> for ManyTail<T, W, One> {
+    type Seen = MarksFrom;
+
+    fn seen(_index: u64) -> MarksFrom {
+        MarksFrom(u64::MAX)
+    }
 
     #[inline(always)]
-    unsafe fn ready(&self, (): &mut (), front: &ListFront<T, Stamped>) -> Result<(), PopError> {
+    unsafe fn ready(
+        &self,
+        _: &mut MarksFrom,
+        front: &ListFront<T, Stamped>,
+    ) -> Result<(), PopError> {
+        // SAFETY: the head block is alive while the consumer is on it.
+        let slot = unsafe { &*front.slot };
+        // Acquire (`SeqCst` for a large value), paired with `write`.
+        if slot.published() != readable(front.index) {
+            return Err(self.unpublished(front.index));
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    unsafe fn try_ready(
+        &self,
+        from: &mut MarksFrom,
+        front: &ListFront<T, Stamped>,
+        closed: &AtomicBool,
+    ) -> Result<(), PopError> {
         let index = front.index;
         // SAFETY: the head block is alive while the consumer is on it.
         let slot = unsafe { &*front.slot };
         // Acquire (`SeqCst` for a large value), paired with `write`.
-        if slot.published() != readable(index) {
-            // ORDERING: SeqCst: a waiter's re-check, paired with the claims.
-            let word = self.word.load_sc();
-            return Err(if word >> 1 > index {
-                PopError::Busy
-            } else if word & CLOSED != 0 {
-                PopError::Closed
-            } else {
-                PopError::Empty
-            });
+        let stamp = slot.published();
+        if stamp == readable(index) {
+            return Ok(());
         }
-        Ok(())
+        // SAFETY: as above.
+        let block = unsafe { &*front.block };
+        // ORDERING: Relaxed: set after the close froze the word; a close
+        // racing this receive may be ordered after it. Acquire pairs with
+        // the Release link in `claim`.
+        if stamp != marked(index)
+            && index >= from.0
+            && !closed.load(Ordering::Relaxed)
+            && block.next.load(Ordering::Acquire).is_null()
+        {
+            return Err(PopError::Empty);
+        }
+        let error = self.unpublished(index);
+        if error == PopError::Empty && from.0 == u64::MAX {
+            from.0 = self.start_polling();
+        }
+        Err(error)
     }
 }
 
@@ -114,6 +188,10 @@ pub struct OneHead<T, Tx: Watch<T>> {
     index: AtomicU64,
     /// The block holding `index`.
     block: AtomicPtr<Block<T, Tx::Stamp>>,
+    /// Set by `close` after the producers' end closed, in the consumer's own
+    /// line: a polling consumer finding it clear knows, without the
+    /// producers' line, that no close completed (`Watch::try_ready`).
+    closed: AtomicBool,
 }
 
 /// A single consumer's cursor ([`Storage::Cursor`]): its block and what it
@@ -189,6 +267,7 @@ impl<T, Tx: Watch<T>> Head<T, Tx> for OneHead<T, Tx> {
         Self {
             index: AtomicU64::new(0),
             block: AtomicPtr::new(first),
+            closed: AtomicBool::new(false),
         }
     }
 
@@ -210,6 +289,18 @@ impl<T, Tx: Watch<T>> Head<T, Tx> for OneHead<T, Tx> {
         let front = self.at(cursor);
         // SAFETY: `front` is the head of the single consumer's cursor.
         unsafe { tail.ready(&mut cursor.seen, &front) }?;
+        Ok(front)
+    }
+
+    #[inline(always)]
+    unsafe fn try_front(
+        &self,
+        cursor: &mut OneHeadCursor<T, Tx>,
+        tail: &Tx,
+    ) -> Result<ListFront<T, Tx::Stamp>, PopError> {
+        let front = self.at(cursor);
+        // SAFETY: `front` is the head of the single consumer's cursor.
+        unsafe { tail.try_ready(&mut cursor.seen, &front, &self.closed) }?;
         Ok(front)
     }
 
@@ -246,6 +337,11 @@ impl<T, Tx: Watch<T>> Head<T, Tx> for OneHead<T, Tx> {
         self.index.load_sc()
     }
 
+    fn after_close(&self) {
+        // ORDERING: Release after the close; read Relaxed (`try_ready`).
+        self.closed.store(true, Ordering::Release);
+    }
+
     fn block(&self) -> *mut Block<T, Tx::Stamp> {
         // ORDERING: Relaxed; the list is being dropped (`&mut`).
         self.block.load(Ordering::Relaxed)
@@ -270,7 +366,10 @@ opaque_debug!(impl[T, Tx: Watch<T>] OneHead<T, Tx>; impl[T, W: Wait] ManyHead<T,
 
 impl<T, W: Wait> ManyHead<T, W> {
     /// Claims the next index that a producer has claimed in `tail`.
-    fn claim_head(&self, tail: &ManyTail<T, W>) -> Result<(u64, *mut Block<T, Stamped>), PopError> {
+    fn claim_head(
+        &self,
+        tail: &ManyTail<T, W, Many>,
+    ) -> Result<(u64, *mut Block<T, Stamped>), PopError> {
         let mut spins = 0;
         // ORDERING: Acquire pairs with the Release moving the head off a
         // sentinel, so the block load sees its block.
@@ -295,7 +394,7 @@ impl<T, W: Wait> ManyHead<T, W> {
                 // ORDERING: SeqCst: a waiter's re-check, paired with the claims.
                 let word = tail.word.load_sc();
                 // `<=` also covers a sentinel tail, still moving to the block.
-                if word >> 1 <= index {
+                if tail_index(word) <= index {
                     return Err(if word & CLOSED != 0 {
                         PopError::Closed
                     } else {
@@ -303,7 +402,7 @@ impl<T, W: Wait> ManyHead<T, W> {
                     });
                 }
                 if !W::PARKS {
-                    claimed = word >> 1;
+                    claimed = tail_index(word);
                     // ORDERING: Relaxed: a hint; a smaller value stored over
                     // a larger one only makes a consumer read the tail sooner.
                     self.claimed.store(claimed, Ordering::Relaxed);
@@ -384,7 +483,7 @@ impl<T, W: Wait> ManyHead<T, W> {
     }
 }
 
-impl<T, W: Wait> Head<T, ManyTail<T, W>> for ManyHead<T, W> {
+impl<T, W: Wait> Head<T, ManyTail<T, W, Many>> for ManyHead<T, W> {
     type Receivers = Many;
     type Cursor = ();
 
@@ -403,7 +502,7 @@ impl<T, W: Wait> Head<T, ManyTail<T, W>> for ManyHead<T, W> {
     unsafe fn front(
         &self,
         (): &mut (),
-        tail: &ManyTail<T, W>,
+        tail: &ManyTail<T, W, Many>,
     ) -> Result<ListFront<T, Stamped>, PopError> {
         let (index, block) = self.claim_head(tail)?;
         if (index % LAP) + 1 == BLOCK as u64 {
@@ -451,7 +550,7 @@ impl<T, W: Wait> Head<T, ManyTail<T, W>> for ManyHead<T, W> {
         }
     }
 
-    unsafe fn peek<'a>(&'a self, (): &'a mut (), _: &ManyTail<T, W>) -> Option<&'a T> {
+    unsafe fn peek<'a>(&'a self, (): &'a mut (), _: &ManyTail<T, W, Many>) -> Option<&'a T> {
         unreachable!("only a single consumer peeks (`Storage::peek`)")
     }
 

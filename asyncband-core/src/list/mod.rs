@@ -8,7 +8,7 @@
 //! recycled block needs no reset.
 //!
 //! Many producers claim with one compare-exchange on a claim word
-//! (`index << 1 | CLOSED`). On a sentinel they wait for the producer of the
+//! (`index << 2 | POLLING | CLOSED`). On a sentinel they wait for the producer of the
 //! last slot to link the next block (taken *before* that claim) and move
 //! the word on; as the tail block changes only then, a successful claim
 //! knows the block it loaded after the word is right, and no producer
@@ -17,7 +17,12 @@
 //! and closes through a `Boundary`.
 //!
 //! A single consumer checks the slot before taking it, with no
-//! read-modify-write. Many consumers compare the claim word with the
+//! read-modify-write. Finding it unwritten, it reads the claim word to tell
+//! "empty" from "claimed, being written", until its first `try_recv` finds
+//! the list empty and sets `POLLING`: from then on each producer marks the
+//! claimed, unwritten slots of its block before publishing its own, so a
+//! `try_recv` reads "empty" from an unmarked slot and an unlinked next
+//! block, and leaves the producers' line to them. Many consumers compare the claim word with the
 //! producers' index (touching no block before a claim), claim with one
 //! compare-exchange, then wait for the value if it is still being written;
 //! the one that takes a block's last slot moves the head on and recycles
@@ -42,7 +47,7 @@ mod tail;
 
 pub use buffer::{BLOCK, ListFront, POOL};
 use buffer::{Block, Head, Pool, Tail, position};
-pub use head::{ManyHead, OneHead, OneHeadCursor, TailCache};
+pub use head::{ManyHead, MarksFrom, OneHead, OneHeadCursor, TailCache};
 pub use tail::{ManyTail, OneTail, OneTailCursor};
 
 /// The ends of a list for a supported pair of producer and consumer
@@ -60,12 +65,12 @@ impl ListTopology for (One, One) {
 }
 
 impl ListTopology for (Many, One) {
-    type Tail<T, W: Wait> = ManyTail<T, W>;
-    type Head<T, W: Wait> = OneHead<T, ManyTail<T, W>>;
+    type Tail<T, W: Wait> = ManyTail<T, W, One>;
+    type Head<T, W: Wait> = OneHead<T, ManyTail<T, W, One>>;
 }
 
 impl ListTopology for (Many, Many) {
-    type Tail<T, W: Wait> = ManyTail<T, W>;
+    type Tail<T, W: Wait> = ManyTail<T, W, Many>;
     type Head<T, W: Wait> = ManyHead<T, W>;
 }
 
@@ -185,6 +190,12 @@ where
     }
 
     #[inline(always)]
+    unsafe fn try_front(&self, cursor: &mut Self::Cursor) -> Result<Self::Front, PopError> {
+        // SAFETY: the caller's contract is that of `try_front`.
+        unsafe { self.head.try_front(cursor, &self.tail) }
+    }
+
+    #[inline(always)]
     unsafe fn take_front(&self, front: &mut Self::Front) -> T {
         // SAFETY: the caller's contract is that of `take_front`.
         unsafe { self.head.take_front(front) }
@@ -203,7 +214,9 @@ where
 
     unsafe fn close(&self, from_producer: bool) -> bool {
         // SAFETY: the caller's contract is that of `close`.
-        unsafe { self.tail.close(from_producer) }
+        let first = unsafe { self.tail.close(from_producer) };
+        self.head.after_close();
+        first
     }
 
     fn is_closed(&self) -> bool {

@@ -13,14 +13,36 @@ use std::ptr;
 use crossbeam_utils::CachePadded;
 
 use super::buffer::{BLOCK, Block, LAP, Pool, Tail, step};
-use crate::arity::{Many, One};
+use crate::arity::{Arity, Many, One};
 use crate::boundary::{Boundary, publish};
-use crate::slot::{NoStamp, Stamped, is_large, readable};
+use crate::slot::{NoStamp, Slot, Stamped, is_large, readable, writable};
 use crate::sync::{AtomicPtr, AtomicU64, Ordering, SeqCst};
 use crate::wait::{Fence, Wait, pause};
 
 /// The close bit of [`ManyTail::word`].
 pub(super) const CLOSED: u64 = 1;
+
+/// Set in [`ManyTail::word`] once a single consumer's `try_recv` found the
+/// list empty: from then on each producer marks the claimed, unwritten slots
+/// of its block before its own (`mark_claims_before`).
+pub(super) const POLLING: u64 = 2;
+
+/// One index in [`ManyTail::word`].
+const ONE: u64 = 4;
+
+/// The index in claim word `word`.
+#[inline]
+pub(super) const fn tail_index(word: u64) -> u64 {
+    word >> 2
+}
+
+/// The stamp of a slot whose value for `index` is claimed and still being
+/// written, once a later producer marked it (no stamp of a list is otherwise
+/// this high).
+#[inline]
+pub(super) const fn marked(index: u64) -> u64 {
+    writable(index) | 1 << 63
+}
 
 /// A single producer's end: the index it publishes each value with
 /// (`boundary::publish`).
@@ -50,7 +72,7 @@ unsafe impl<T> Sync for OneTailCursor<T> {}
 opaque_debug!(
     impl[T] OneTailCursor<T>;
     impl[T, W: Wait] OneTail<T, W>;
-    impl[T, W: Wait] ManyTail<T, W>;
+    impl[T, W: Wait, C: Arity] ManyTail<T, W, C>;
 );
 
 impl<T, W: Wait> OneTail<T, W> {
@@ -202,19 +224,29 @@ impl<T, W: Wait> Tail<T> for OneTail<T, W> {
     }
 }
 
+/// Why a claim was refused.
+pub(super) enum Refused {
+    /// The channel is closed.
+    Closed,
+    /// A single consumer polls: claim again, marking (`push_marking`).
+    Marking,
+}
+
 /// The end many producers share: each claims its index with one
-/// compare-exchange, then publishes its slot through the slot's stamp.
-pub struct ManyTail<T, W: Wait> {
-    /// `index << 1 | CLOSED`: the next index to claim (on a sentinel while
-    /// the tail moves on), and the close bit, which refuses later claims.
+/// compare-exchange, then publishes its slot through the slot's stamp. For
+/// one consumer (`C`), producers mark claims once it polls (`POLLING`).
+pub struct ManyTail<T, W: Wait, C: Arity> {
+    /// `index << 2 | POLLING | CLOSED`: the next index to claim (on a
+    /// sentinel while the tail moves on), whether claims mark, and the close
+    /// bit, which refuses later claims.
     pub(super) word: AtomicU64,
     /// The block holding the word's index (the one before, on a sentinel).
     block: AtomicPtr<Block<T, Stamped>>,
-    /// How a producer waits out another's step.
-    wait: PhantomData<W>,
+    /// How a producer waits out another's step; the consumers' arity.
+    wait: PhantomData<(W, C)>,
 }
 
-impl<T, W: Wait> ManyTail<T, W> {
+impl<T, W: Wait, C: Arity> ManyTail<T, W, C> {
     /// After a lost claim: 2, 4, … up to 64 spin hints, so the winner
     /// finishes while the word's line is its own (none under loom).
     #[cold]
@@ -228,9 +260,18 @@ impl<T, W: Wait> ManyTail<T, W> {
     }
 
     /// Claims the next index and returns it with its block; a new block for
-    /// the next one comes from `pool`.
-    #[inline]
-    fn claim(&self, pool: &Pool<T, Stamped>) -> Result<(u64, *mut Block<T, Stamped>), ()> {
+    /// the next one comes from `pool`. A claim that does not mark (`MARKS`)
+    /// is refused once a single consumer polls, at no cost to its close test.
+    #[inline(always)]
+    pub(super) fn claim<const MARKS: bool>(
+        &self,
+        pool: &Pool<T, Stamped>,
+    ) -> Result<(u64, *mut Block<T, Stamped>), Refused> {
+        let refused = if MARKS || C::MANY {
+            CLOSED
+        } else {
+            CLOSED | POLLING
+        };
         let mut spare: *mut Block<T, Stamped> = ptr::null_mut();
         let mut spins = 0;
         let mut losses = 0;
@@ -238,14 +279,18 @@ impl<T, W: Wait> ManyTail<T, W> {
         // sentinel, so the block load below sees its block.
         let mut word = self.word.load(Ordering::Acquire);
         loop {
-            if word & CLOSED != 0 {
+            if word & refused != 0 {
                 if !spare.is_null() {
                     // SAFETY: `spare` is ours and was never published.
                     unsafe { pool.put(spare) };
                 }
-                return Err(());
+                return Err(if word & CLOSED != 0 {
+                    Refused::Closed
+                } else {
+                    Refused::Marking
+                });
             }
-            let index = word >> 1;
+            let index = tail_index(word);
             let offset = index % LAP;
             if offset == BLOCK as u64 {
                 pause::<W>(&mut spins);
@@ -262,7 +307,7 @@ impl<T, W: Wait> ManyTail<T, W> {
             // re-read of this word.
             match self.word.compare_exchange_weak(
                 word,
-                word + 2,
+                word + ONE,
                 Ordering::SeqCst,
                 Ordering::Acquire,
             ) {
@@ -277,7 +322,7 @@ impl<T, W: Wait> ManyTail<T, W> {
                         self.block.store(spare, Ordering::Release);
                         // ORDERING: Release moves the word off the sentinel,
                         // publishing the block store above.
-                        self.word.fetch_add(2, Ordering::Release);
+                        self.word.fetch_add(ONE, Ordering::Release);
                     } else if !spare.is_null() {
                         // SAFETY: `spare` is ours and was never published.
                         unsafe { pool.put(spare) };
@@ -292,22 +337,104 @@ impl<T, W: Wait> ManyTail<T, W> {
         }
     }
 
-    /// Writes `value` into the slot for `index` in `block`, and publishes.
+    /// Claims, writes `value` and publishes it, marking the claims before it
+    /// (`POLLING` was set).
+    ///
+    /// # Safety
+    ///
+    /// As for [`Tail::push`].
+    #[inline(never)]
+    unsafe fn push_marking(&self, pool: &Pool<T, Stamped>, value: T) -> Result<(), T> {
+        let Ok((index, block)) = self.claim::<true>(pool) else {
+            return Err(value);
+        };
+        // SAFETY: `index` was claimed in `block`.
+        unsafe { Self::write::<true>(block, index, value) };
+        Ok(())
+    }
+
+    /// Writes `value` into the slot for `index` in `block`, marks the claims
+    /// before it (`MARKS`), and publishes.
     ///
     /// # Safety
     ///
     /// The caller claimed `index`, which lives in `block`.
-    unsafe fn write(block: *mut Block<T, Stamped>, index: u64, value: T) {
-        // SAFETY: the claimed slot belongs to the caller until published.
-        let slot = unsafe { &(*block).slots[(index % LAP) as usize] };
-        // SAFETY: as above; the slot holds no value.
+    #[inline(always)]
+    pub(super) unsafe fn write<const MARKS: bool>(
+        block: *mut Block<T, Stamped>,
+        index: u64,
+        value: T,
+    ) {
+        // SAFETY: `block` lives until its slot `index` (ours) is read.
+        let slots = unsafe { &(*block).slots };
+        let slot = &slots[(index % LAP) as usize];
+        // SAFETY: the claimed slot belongs to the caller until published; it
+        // holds no value.
         unsafe { slot.write(value) };
+        if MARKS {
+            Self::mark_claims_before(slots, index);
+        }
         // Paired with the consumer's load (`Watch::ready`, `take_front`).
         slot.publish(readable(index));
     }
+
+    /// Before publishing `index`: marks the slots of its block before it
+    /// that are claimed but unwritten, down to the first published one
+    /// (usually just that one load). The block lives: our slot is unread.
+    #[inline(always)]
+    fn mark_claims_before(slots: &[Slot<T, Stamped>; BLOCK], index: u64) {
+        if index % LAP == 0 {
+            return;
+        }
+        let before = index - 1;
+        // ORDERING: Acquire: a published stamp synchronises with its
+        // producer, whose walk marked the slots before it.
+        if slots[(before % LAP) as usize].stamp.load(Ordering::Acquire) != readable(before) {
+            Self::mark_claims_from(slots, before);
+        }
+    }
+
+    /// The rest of `mark_claims_before`, from claimed `index` down to the
+    /// first published slot or the block's first. Every index of the block
+    /// below ours is claimed already, so a slot not published is in flight.
+    #[cold]
+    #[inline(never)]
+    fn mark_claims_from(slots: &[Slot<T, Stamped>; BLOCK], mut index: u64) {
+        loop {
+            let stamp = &slots[(index % LAP) as usize].stamp;
+            // ORDERING: Acquire, as in `mark_claims_before`.
+            let seen = stamp.load(Ordering::Acquire);
+            if seen == readable(index) {
+                return;
+            }
+            // ORDERING: Acquire on failure, as above; the mark itself is
+            // ordered before our publish by that Release store. Failing,
+            // the slot was published, or marked by another walk.
+            if seen != marked(index)
+                && stamp
+                    .compare_exchange(seen, marked(index), Ordering::Relaxed, Ordering::Acquire)
+                    .is_err_and(|now| now != marked(index))
+            {
+                return;
+            }
+            if index % LAP == 0 {
+                return;
+            }
+            index -= 1;
+        }
+    }
+
+    /// A single consumer finding the list empty: sets `POLLING` once, and
+    /// returns the first index whose producer sees it.
+    #[cold]
+    pub(super) fn start_polling(&self) -> u64 {
+        // ORDERING: Relaxed: the word's modification order alone decides
+        // which claims mark.
+        tail_index(self.word.fetch_or(POLLING, Ordering::Relaxed))
+    }
 }
 
-impl<T, W: Wait> Tail<T> for ManyTail<T, W> {
+impl<T, W: Wait, C: Arity> Tail<T> for ManyTail<T, W, C> {
     type Senders = Many;
     type Stamp = Stamped;
     type Cursor = ();
@@ -327,12 +454,16 @@ impl<T, W: Wait> Tail<T> for ManyTail<T, W> {
     #[inline(always)]
     #[allow(clippy::inline_always, reason = "a hint alone leaves it out of line")]
     unsafe fn push(&self, (): &mut (), pool: &Pool<T, Stamped>, value: T) -> Result<(), T> {
-        let Ok((index, block)) = self.claim(pool) else {
-            return Err(value);
-        };
-        // SAFETY: `index` was claimed in `block`.
-        unsafe { Self::write(block, index, value) };
-        Ok(())
+        match self.claim::<false>(pool) {
+            Ok((index, block)) => {
+                // SAFETY: `index` was claimed in `block`.
+                unsafe { Self::write::<false>(block, index, value) };
+                Ok(())
+            }
+            Err(Refused::Closed) => Err(value),
+            // SAFETY: the caller's contract.
+            Err(Refused::Marking) => unsafe { self.push_marking(pool, value) },
+        }
     }
 
     unsafe fn close(&self, _from_producer: bool) -> bool {
@@ -347,6 +478,6 @@ impl<T, W: Wait> Tail<T> for ManyTail<T, W> {
 
     fn end(&self) -> u64 {
         // ORDERING: SeqCst; a query.
-        self.word.load_sc() >> 1
+        tail_index(self.word.load_sc())
     }
 }

@@ -148,3 +148,32 @@ fn peek_sees_the_head_across_a_block_boundary() {
         assert_eq!(list.peek(&mut cursor), None);
     }
 }
+
+/// A single consumer that polled an empty list reads "empty" from an
+/// unmarked slot, while a producer publishing behind a claim in flight
+/// marks that claim, so the consumer reads it as busy, not empty.
+#[test]
+fn a_polling_consumer_reads_a_claim_in_flight_from_the_mark_a_later_producer_left() {
+    let list = List::<u64, Many, One>::new();
+    let mut cursor = list.cursor();
+    // SAFETY: single-threaded: this is the only producer and consumer.
+    unsafe {
+        assert_eq!(list.try_front(&mut cursor).err(), Some(PopError::Empty));
+        // A producer claims index 0 and stalls before writing it.
+        let (index, block) = list.tail.claim::<true>(&list.pool).ok().unwrap();
+        let alone = list.try_front(&mut cursor).err();
+        // Another publishes index 1, marking index 0 first.
+        list.try_push(&mut (), 1).unwrap();
+        let behind = list.try_front(&mut cursor).err();
+        // The stalled producer writes (before any assertion, so that a
+        // failing one does not leave the drop waiting on the claim).
+        super::tail::ManyTail::<u64, crate::wait::Park, One>::write::<true>(block, index, 0);
+        assert_eq!(
+            (index, alone, behind),
+            (0, Some(PopError::Empty), Some(PopError::Busy))
+        );
+        assert_eq!(list.try_pop(&mut cursor), Ok(0));
+        assert_eq!(list.try_pop(&mut cursor), Ok(1));
+        assert_eq!(list.try_front(&mut cursor).err(), Some(PopError::Empty));
+    }
+}
