@@ -8,13 +8,13 @@
 //! recycled block needs no reset.
 //!
 //! Many producers claim with one compare-exchange on a claim word
-//! (`index << 2 | POLLING | CLOSED`). On a sentinel they wait for the producer of the
-//! last slot to link the next block (taken *before* that claim) and move
-//! the word on; as the tail block changes only then, a successful claim
-//! knows the block it loaded after the word is right, and no producer
-//! dereferences a block before its claim succeeds, so retired blocks can be
-//! freed. A single producer owns its index, publishes it through its fence,
-//! and closes through a `Boundary`.
+//! (`index << 2 | POLLING | CLOSED`). On a sentinel they wait for the
+//! producer of the last slot to link the next block (taken *before* that
+//! claim) and move the word on; as the tail block changes only then, a
+//! successful claim knows the block it loaded after the word is right, and
+//! no producer dereferences a block before its claim succeeds, so retired
+//! blocks can be freed. A single producer owns its index, publishes it
+//! through its fence, and closes through a `Boundary`.
 //!
 //! A single consumer checks the slot before taking it, with no
 //! read-modify-write. Finding it unwritten, it reads the claim word to tell
@@ -22,12 +22,13 @@
 //! the list empty and sets `POLLING`: from then on each producer marks the
 //! claimed, unwritten slots of its block before publishing its own, so a
 //! `try_recv` reads "empty" from an unmarked slot and an unlinked next
-//! block, and leaves the producers' line to them. Many consumers compare the claim word with the
-//! producers' index (touching no block before a claim), claim with one
-//! compare-exchange, then wait for the value if it is still being written;
-//! the one that takes a block's last slot moves the head on and recycles
-//! the block once every slot has been read. Left blocks go to a pool of
-//! [`POOL`] spares that producers draw from; the rest are freed.
+//! block, and leaves the producers' line to them. Many consumers compare
+//! the claim word with the producers' index (touching no block before a
+//! claim), claim with one compare-exchange, then wait for the value if it
+//! is still being written; the one that takes a block's last slot moves the
+//! head on and recycles the block once every slot has been read. Left
+//! blocks go to a pool of [`POOL`] spares that producers draw from; the
+//! rest are freed.
 
 #![allow(
     clippy::inline_always,
