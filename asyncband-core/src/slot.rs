@@ -7,6 +7,7 @@
 //! | --- | --- |
 //! | `2q` | empty, writable for position `q` |
 //! | `2q + 1` | holds the value for position `q`, readable |
+//! | `2q + 2^63` | claimed for position `q`, still being written, marked by a later producer for a polling consumer ([`marked`]) |
 //!
 //! A slot reused for a later lap (or a recycled block) needs no reset: a
 //! stale stamp never equals the one a reader expects. A single producer's
@@ -91,6 +92,17 @@ impl Stamp for NoStamp {
 #[inline]
 pub(crate) const fn is_large<T>() -> bool {
     size_of::<T>() > 128
+}
+
+/// The mark on a claimed slot still being written, set by a later producer
+/// for a single polling consumer (positions stay below 2^62).
+pub(crate) const CLAIMED: u64 = 1 << 63;
+
+/// The stamp of a slot claimed for position `pos` and still being written,
+/// once a later producer marked it: no other stamp is this high.
+#[inline]
+pub(crate) const fn marked(pos: u64) -> u64 {
+    writable(pos) | CLAIMED
 }
 
 /// The stamp meaning "empty, writable for position `pos`".

@@ -10,13 +10,13 @@
 use std::marker::PhantomData;
 
 use crate::arity::{Many, One};
-use crate::slot::{NoStamp, Slot, Stamp, Stamped, readable};
+use crate::slot::{NoStamp, Slot, Stamp, Stamped, marked, readable};
 use crate::storage::PopError;
 use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, Ordering, SeqCst};
 use crate::wait::{Wait, pause};
 
 use super::buffer::{BLOCK, Block, Head, LAP, ListFront, Pool, Tail, consumed, step};
-use super::tail::{CLOSED, ManyTail, OneTail, marked, tail_index};
+use super::tail::{CLOSED, ManyTail, OneTail, tail_index};
 
 /// How a single consumer sees the value at its index published by `Self`.
 pub trait Watch<T>: Tail<T> {

@@ -15,7 +15,7 @@ use crossbeam_utils::CachePadded;
 use super::buffer::{BLOCK, Block, LAP, Pool, Tail, step};
 use crate::arity::{Arity, Many, One};
 use crate::boundary::{Boundary, publish};
-use crate::slot::{NoStamp, Slot, Stamped, is_large, readable, writable};
+use crate::slot::{NoStamp, Slot, Stamped, is_large, marked, readable};
 use crate::sync::{AtomicPtr, AtomicU64, Ordering, SeqCst};
 use crate::wait::{Fence, Wait, pause};
 
@@ -34,14 +34,6 @@ const ONE: u64 = 4;
 #[inline]
 pub(super) const fn tail_index(word: u64) -> u64 {
     word >> 2
-}
-
-/// The stamp of a slot whose value for `index` is claimed and still being
-/// written, once a later producer marked it (no stamp of a list is otherwise
-/// this high).
-#[inline]
-pub(super) const fn marked(index: u64) -> u64 {
-    writable(index) | 1 << 63
 }
 
 /// A single producer's end: the index it publishes each value with

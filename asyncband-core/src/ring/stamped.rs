@@ -58,7 +58,7 @@ use std::sync::atomic::compiler_fence;
 use crossbeam_utils::CachePadded;
 
 use crate::arity::{Arity, Many, One};
-use crate::slot::{Stamp, Stamped, is_large, readable, writable};
+use crate::slot::{CLAIMED, Stamp, Stamped, is_large, marked, readable, writable};
 use crate::storage::{Capacity, PopError, PushError, Storage};
 use crate::sync::{AtomicBool, AtomicU64, Ordering, SeqCst};
 use crate::wait::{Fence, Wait, spin_hint};
@@ -398,9 +398,6 @@ impl<K: Consumers> Cursors for Claiming<K> {
     }
 }
 
-/// The mark on a claimed, vacant slot (positions stay < 2^62).
-const CLAIMED: u64 = 1 << 63;
-
 /// Where a slot stands relative to the position a producer wants it for.
 enum Lap {
     /// Writable for exactly that position; carries the full position.
@@ -644,7 +641,7 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
             let stamp = &self.slot(pos).stamp;
             // ORDERING: Acquire, as in `mark_claims_before`.
             let seen = stamp.load(Ordering::Acquire);
-            let marked = seen == writable(pos) | CLAIMED;
+            let marked = seen == marked(pos);
             if !marked && (seen != Self::vacant(pos) || !Self::mark_claimed(stamp, pos)) {
                 return;
             }
@@ -658,12 +655,12 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
         // itself is ordered before our publish by that Release store.
         match stamp.compare_exchange(
             Self::vacant(pos),
-            writable(pos) | CLAIMED,
+            marked(pos),
             Ordering::Relaxed,
             Ordering::Acquire,
         ) {
             Ok(_) => true,
-            Err(now) => now == writable(pos) | CLAIMED,
+            Err(now) => now == marked(pos),
         }
     }
 
