@@ -166,7 +166,60 @@ fn a_polling_try_recv_never_reports_empty_before_a_published_value_mpsc_list() {
 fn a_polling_try_recv_never_reports_empty_before_a_value_in_the_next_block() {
     // The race is on the last slot of the first block and the first of the
     // second.
-    try_recv_after_own_send::<List<u32, Many, One>>(true, crate::list::BLOCK as u32 - 1);
+    try_recv_after_own_send::<List<u32, Many, One>>(
+        true,
+        u32::try_from(crate::list::BLOCK).unwrap() - 1,
+    );
+}
+
+#[test]
+fn a_polling_try_recv_never_reports_empty_before_a_published_value_mpmc_ring() {
+    try_recv_after_own_send::<Ring<u32, 2, Many, Many>>(true, 0);
+}
+
+/// Many polling consumers: one that reads the head another moved acquires
+/// the sends before that move, so it never reads "empty" from a slot whose
+/// value (or mark) such a send left.
+#[test]
+fn polling_consumers_never_report_empty_while_a_value_sent_before_is_queued() {
+    loom::model(|| {
+        let chan = Chan::<Ring<u32, 2, Many, Many>>::new();
+        #[allow(
+            clippy::let_unit_value,
+            reason = "many consumers' cursor is `()`; named as in every other model"
+        )]
+        let mut cursor = chan.cursor();
+        assert!(chan.try_count_in(true));
+        // SAFETY: consumers of a `Many` ring hold nothing in their cursor.
+        let empty = unsafe { chan.try_recv(&mut cursor) };
+        assert!(empty.is_err(), "nothing was sent yet");
+        try_send(&chan, 10).unwrap();
+        try_send(&chan, 11).unwrap();
+        let reader = {
+            let chan = chan.clone();
+            // SAFETY: as above.
+            thread::spawn(move || unsafe { chan.try_recv(&mut ()) })
+        };
+        // SAFETY: as above.
+        let taken = unsafe { chan.try_recv(&mut cursor) };
+        let other = {
+            let chan = chan.clone();
+            thread::spawn(move || send(&chan, &mut (), 1))
+        };
+        send(&chan, &mut (), 2);
+        // SAFETY: as above.
+        let after = unsafe { chan.try_recv(&mut cursor) };
+        let read = reader.join().unwrap();
+        other.join().unwrap();
+        // Each found one of the values sent before it and not yet taken.
+        assert!(
+            read.is_ok() && taken.is_ok() && after.is_ok(),
+            "{read:?} {taken:?} {after:?}"
+        );
+        let mut got = [read, taken, after].map(Result::unwrap);
+        got.sort_unstable();
+        assert!(got.windows(2).all(|w| w[0] != w[1]), "{got:?}");
+    });
 }
 
 #[test]

@@ -23,10 +23,10 @@
 //!   freed meanwhile goes to the queue in order.
 //! - `CLOSED` freezes the boundary: a claim before it is received, every
 //!   claim after it fails and hands its value back.
-//! - `POLLING` (one consumer): set when a `try_recv` first finds the ring
-//!   empty. From then on each send marks the claimed, unwritten slots before
-//!   its own `CLAIMED` (`mark_claims_before`), so `try_front` tells "empty"
-//!   from the slot alone and leaves this word's line to the producers.
+//! - `POLLING`: set when a `try_recv` first finds the ring empty. From then
+//!   on each send marks the claimed, unwritten slots before its own
+//!   `CLAIMED` (`mark_claims_before`), so `try_front` tells "empty" from the
+//!   slot alone and leaves this word's line to the producers.
 //!
 //! A send claims position `p` when position `p + R` is free for it (queued
 //! values plus held units stay within `CAP`), writes its slot and stores
@@ -47,6 +47,20 @@
 //!   line), loading the consumer's head only when that says full. A slot
 //!   not yet written keeps its previous lap's stamp (`vacant`); the
 //!   consumer tells it from `readable(h)`, and a mark replaces it.
+//!
+//! Why a polling `try_front` may answer `Empty` from a slot `h` that is
+//! `vacant(h)` (not marked) with `h` at or past `fast_from` and no close
+//! seen: every send that completed before it and claimed past `h` saw
+//! `POLLING` and, before publishing, walked back from its position, marking
+//! each vacant slot, stopping at a published one (whose producer walked on
+//! from there before it) or a taken one (the head is past it). So each
+//! such send left `h` marked, published or taken, visibly to this read.
+//! Many consumers acquire the head they read, and so every send before the
+//! claim that moved it there; a head read stale only finds its slot taken.
+//! With many consumers a claimed slot may still hold the previous lap's
+//! value, being read (its producer waits for the read): a walk waits for
+//! that read too, then marks the slot, since its plain `vacant` stamp would
+//! otherwise read as empty.
 
 #![allow(
     clippy::inline_always,
@@ -111,8 +125,8 @@ struct HeadLine {
     /// Set by `close` after `CLOSED`: a consumer finding the next slot
     /// unclaimed knows, without the claim word, that no close completed.
     closed: AtomicBool,
-    /// One consumer's own: the first position claimed after `POLLING` was
-    /// set (`u64::MAX` before), from which on `try_front` may skip the word.
+    /// The first position claimed after `POLLING` was set (`u64::MAX`
+    /// before), from which on `try_front` may skip the claim word.
     fast_from: AtomicU64,
 }
 
@@ -600,33 +614,32 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
         slot.publish(readable(full));
     }
 
-    /// One consumer: the stamp of claimed position `pos`'s slot until its
-    /// value is written: the previous lap's, which the consumer leaves in
-    /// place (read already: `pos` was claimed within `CAP` of the head), or
-    /// a fresh ring's.
-    #[inline]
+    /// The stamp of claimed position `pos`'s slot until its value is
+    /// written. Many consumers freed it as `writable(pos)`; one leaves the
+    /// previous lap's in place (read already: `pos` was claimed within `CAP`
+    /// of the head), or a fresh ring's.
+    #[inline(always)]
     fn vacant(pos: u64) -> u64 {
-        if pos >= Self::CAP64 {
+        if !K::Arity::MANY && pos >= Self::CAP64 {
             readable(pos - Self::CAP64)
         } else {
             writable(pos)
         }
     }
 
-    /// One consumer: before publishing `full`, marks `CLAIMED` the slots
-    /// before it still vacant, down to the first published one (usually
-    /// just that one load; see the module docs).
+    /// Before publishing `full`, marks `CLAIMED` the slots before it still
+    /// vacant, down to the first published (or, many consumers, taken) one:
+    /// usually just that one load; see the module docs.
     #[inline(always)]
     #[allow(clippy::inline_always, reason = "a step of every send")]
     fn mark_claims_before(&self, full: u64) {
-        if K::Arity::MANY {
-            return;
-        }
         // Position 0 wraps to a position no slot is stamped for.
         let pos = full.wrapping_sub(1);
         // ORDERING: Acquire: a published stamp synchronises with its
-        // producer, whose walk marked the positions before it.
-        if self.slot(pos).stamp.load(Ordering::Acquire) == readable(pos) {
+        // producer, whose walk marked the positions before it; a taken one
+        // with its consumer, whose claim moved the head past `pos`.
+        let seen = self.slot(pos).stamp.load(Ordering::Acquire);
+        if seen != Self::vacant(pos) && seen != marked(pos) && !Self::being_read(seen, pos) {
             return;
         }
         self.mark_claims_from(pos);
@@ -641,12 +654,30 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
             let stamp = &self.slot(pos).stamp;
             // ORDERING: Acquire, as in `mark_claims_before`.
             let seen = stamp.load(Ordering::Acquire);
+            if Self::being_read(seen, pos) {
+                // Claimed, but its producer waits for the previous lap's
+                // reader: it becomes vacant (to mark) or published soon.
+                // (`SeqCst`: under loom a read-modify-write, the latest.)
+                while stamp.load_seq_cst() == seen {
+                    spin_hint();
+                }
+                continue;
+            }
             let marked = seen == marked(pos);
             if !marked && (seen != Self::vacant(pos) || !Self::mark_claimed(stamp, pos)) {
                 return;
             }
             pos = pos.wrapping_sub(1);
         }
+    }
+
+    /// Many consumers: whether slot `pos`, claimed, still shows `seen`, the
+    /// previous lap's value, which a consumer has claimed and is reading
+    /// (the claim of `pos` found the head past it). One consumer's vacant
+    /// stamp is that value, and no slot of theirs is in this state.
+    #[inline(always)]
+    fn being_read(seen: u64, pos: u64) -> bool {
+        K::Arity::MANY && pos >= Self::CAP64 && seen == readable(pos - Self::CAP64)
     }
 
     /// Marks claimed `pos`'s vacant slot; false if it was published.
@@ -664,24 +695,28 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
         }
     }
 
-    /// One consumer finding the ring empty: sets `POLLING` once, and notes
+    /// A consumer finding the ring empty: sets `POLLING` once, and notes
     /// the first position whose producer sees it.
     #[cold]
     fn start_polling(&self) {
         let line = &self.cursors.head;
-        // ORDERING: Relaxed: the consumer's own field.
+        // ORDERING: Relaxed: set once, and any value set is exact.
         if line.fast_from.load(Ordering::Relaxed) != u64::MAX {
             return;
         }
+        // A head no later than the position the word holds below: loaded
+        // first, acquiring (from many consumers) the claims before it.
+        let head = line.word.load(Ordering::Acquire);
         // ORDERING: Relaxed: the word's modification order alone decides
-        // which claims walk; the consumer's own head needs no more.
+        // which claims walk.
         let word = self
             .cursors
             .tail
             .word
             .fetch_or(Self::POLLING, Ordering::Relaxed);
-        let head = line.word.load(Ordering::Relaxed);
         let claimed = Self::pos(word).wrapping_sub(head) & Self::POS_MASK;
+        // Consumers racing here store positions with `POLLING` set before
+        // them: either is exact.
         line.fast_from.store(head + claimed, Ordering::Relaxed);
     }
 
@@ -831,7 +866,9 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
                     fenced: false,
                 });
             }
-            if let Some(current) = consumers.taken(head_word, stamp, writable(head + Self::CAP64)) {
+            // A mark (the top bit) is no later lap.
+            let lap = stamp & !CLAIMED;
+            if let Some(current) = consumers.taken(head_word, lap, writable(head + Self::CAP64)) {
                 head = current;
                 continue;
             }
@@ -854,32 +891,41 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
 
     #[inline(always)]
     unsafe fn try_front(&self, cursor: &mut K::Cursor) -> Result<RingFront<T, Stamped>, PopError> {
-        if !K::Arity::MANY {
-            // ORDERING: Relaxed; the single consumer reads its own head.
-            let head = self.cursors.head.word.load(Ordering::Relaxed);
-            let slot = self.slot(head);
-            // An acquire load, paired with the producer's store in `publish`.
-            let stamp = slot.published();
-            if stamp == readable(head) {
-                return Ok(RingFront {
-                    pos: head,
-                    slot,
-                    fenced: false,
-                });
-            }
-            // Vacant and unmarked past `fast_from`: nothing published after it
-            // (module docs). ORDERING: Relaxed: our own field; `closed`: see
-            // `close`.
-            if stamp & CLAIMED == 0
-                && head >= self.cursors.head.fast_from.load(Ordering::Relaxed)
-                && !self.cursors.head.closed.load(Ordering::Relaxed)
-            {
-                return Err(PopError::Empty);
-            }
+        let line = &self.cursors.head;
+        // One consumer reads its own head (Relaxed). Many acquire the claim
+        // that moved it here, and with it every send before that claim: an
+        // `Empty` read from the slot is then never older than a value those
+        // sends left (module docs).
+        let head = line.word.load(if K::Arity::MANY {
+            Ordering::Acquire
+        } else {
+            Ordering::Relaxed
+        });
+        let slot = self.slot(head);
+        // An acquire load, paired with the producer's store in `publish`.
+        let stamp = slot.published();
+        if stamp == readable(head) && self.cursors.consumers.claim(&line.word, head).is_ok() {
+            return Ok(RingFront {
+                pos: head,
+                slot,
+                fenced: false,
+            });
+        }
+        // A later send published and marked this claim, unwritten.
+        if stamp == marked(head) {
+            return Err(PopError::Busy);
+        }
+        // Vacant and unmarked past `fast_from`: nothing published after it
+        // (module docs). ORDERING: Relaxed: set once; `closed`: see `close`.
+        if stamp == Self::vacant(head)
+            && head >= line.fast_from.load(Ordering::Relaxed)
+            && !line.closed.load(Ordering::Relaxed)
+        {
+            return Err(PopError::Empty);
         }
         // SAFETY: forwarded from the caller.
         let front = unsafe { self.front(cursor) };
-        if !K::Arity::MANY && matches!(front, Err(PopError::Empty)) {
+        if matches!(front, Err(PopError::Empty)) {
             self.start_polling();
         }
         front
@@ -1193,5 +1239,70 @@ mod tests {
     fn claims_carry_on_across_the_wrap_of_the_claim_words_position() {
         positions_wrap::<OneConsumer<crate::wait::Park>>();
         positions_wrap::<ManyConsumers<crate::wait::Park>>();
+    }
+}
+
+/// A loom model of the walk over a claim waiting for a reader, which needs
+/// the ring's own steps: a send's claim apart from its wait.
+#[cfg(all(test, asyncband_loom))]
+mod loom_tests {
+    use loom::thread;
+
+    use super::*;
+
+    type Polled = Buffer<u32, 2, Claiming<ManyConsumers<crate::wait::Park>>>;
+
+    /// Many consumers: a position claimed while its slot's previous lap is
+    /// still being read becomes vacant when that read ends; a later send's
+    /// walk waits for that and marks it, so a polling `try_recv` after the
+    /// later send completed finds the claim in flight, never `Empty`.
+    #[test]
+    fn a_polling_try_recv_never_reports_empty_past_a_claim_waiting_for_a_reader() {
+        loom::model(|| {
+            let ring = crate::Arc::new(Polled::new());
+            let mut cursor = ();
+            // SAFETY: many consumers' cursor holds nothing; each front below
+            // is taken once and released with the same cursor, and `claim`
+            // published once.
+            let mut reading = unsafe {
+                assert_eq!(ring.try_front(&mut cursor).err(), Some(PopError::Empty));
+                ring.try_push(&mut (), 10).unwrap();
+                ring.try_push(&mut (), 11).unwrap();
+                let reading = ring.try_front(&mut cursor).unwrap();
+                assert_eq!(ring.try_pop(&mut cursor), Ok(11));
+                reading
+            };
+            // Position 2, whose slot still holds position 0, being read: a
+            // send's claim, before it waits for that read.
+            let claim = ring.cursors.tail.word.load_sc();
+            assert!(matches!(ring.room_for(claim, 1), Some(Some(u64::MAX))));
+            ring.cas_tail(claim, claim + Polled::ONE_POS).unwrap();
+            // Position 3, free: its walk passes over position 2.
+            let later = {
+                let ring = ring.clone();
+                // SAFETY: many producers' cursor holds nothing.
+                thread::spawn(move || unsafe { ring.try_push(&mut (), 2) }.unwrap())
+            };
+            // SAFETY: as above.
+            unsafe {
+                assert_eq!(ring.take_front(&mut reading), 10);
+                ring.release_front(&mut cursor, reading);
+            }
+            later.join().unwrap();
+            // SAFETY: as above.
+            unsafe {
+                let first = ring.try_front(&mut cursor).err();
+                // Completes the claim first, so that the ring drains if the
+                // assertion fails.
+                ring.publish(claim, u64::MAX, &mut Some(1));
+                assert_eq!(
+                    first,
+                    Some(PopError::Busy),
+                    "a claim in flight ahead of a completed send"
+                );
+                assert_eq!(ring.try_pop(&mut cursor), Ok(1));
+                assert_eq!(ring.try_pop(&mut cursor), Ok(2));
+            }
+        });
     }
 }
