@@ -26,7 +26,9 @@
 //! - `POLLING`: set when a `try_recv` first finds the ring empty. From then
 //!   on each send marks the claimed, unwritten slots before its own
 //!   `CLAIMED` (`mark_claims_before`), so `try_front` tells "empty" from the
-//!   slot alone and leaves this word's line to the producers.
+//!   slot alone and leaves this word's line to the producers. With many
+//!   consumers a send also notes its publish in this line (`marked_to`), so
+//!   that the next position's check need not load a slot a consumer writes.
 //!
 //! A send claims position `p` when position `p + R` is free for it (queued
 //! values plus held units stay within `CAP`), writes its slot and stores
@@ -97,6 +99,10 @@ struct TailLine {
     /// One consumer: its head as a producer last read it, a lower bound, so
     /// that a claim checks capacity in this line (`room_by_head`).
     head_seen: AtomicU64,
+    /// Many consumers: one past the position a marking producer last
+    /// published, so that the next position's walk need not load that
+    /// slot's stamp (`mark_claims_before`).
+    marked_to: AtomicU64,
 }
 
 impl TailLine {
@@ -373,6 +379,7 @@ impl<K: Consumers> Cursors for Claiming<K> {
             tail: CachePadded::new(TailLine {
                 word: AtomicU64::new(0),
                 head_seen: AtomicU64::new(0),
+                marked_to: AtomicU64::new(0),
             }),
             head: CachePadded::new(HeadLine {
                 word: AtomicU64::new(0),
@@ -607,11 +614,20 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
         // holds a value (caller's contract).
         unsafe { slot.write_from(value) };
         // After the write, which owns the previous slot's line, usually.
-        if word & Self::POLLING != 0 {
+        let walk = word & Self::POLLING != 0;
+        if walk {
             self.mark_claims_before(full);
         }
         // Release (`SeqCst` for a large value), paired with `front`'s load.
         slot.publish(readable(full));
+        if K::Arity::MANY && walk {
+            // ORDERING: Release, after the publish: acquired by the next
+            // position's producer in place of this slot's stamp.
+            self.cursors
+                .tail
+                .marked_to
+                .store(full + 1, Ordering::Release);
+        }
     }
 
     /// The stamp of claimed position `pos`'s slot until its value is
@@ -633,6 +649,14 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
     #[inline(always)]
     #[allow(clippy::inline_always, reason = "a step of every send")]
     fn mark_claims_before(&self, full: u64) {
+        // Many consumers write the previous slot's line to free it, so its
+        // stamp is a transfer away; the previous position's producer, if it
+        // marked, noted its publish in the claim word's line instead, which
+        // this claim has just held. ORDERING: Acquire, paired with that
+        // Release store, as for the stamp below.
+        if K::Arity::MANY && self.cursors.tail.marked_to.load(Ordering::Acquire) == full {
+            return;
+        }
         // Position 0 wraps to a position no slot is stamped for.
         let pos = full.wrapping_sub(1);
         // ORDERING: Acquire: a published stamp synchronises with its
