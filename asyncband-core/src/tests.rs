@@ -50,6 +50,14 @@ fn try_send<S: Storage<Senders = Many>>(
     unsafe { chan.try_send(conjured(), value) }
 }
 
+/// A channel of many consumers with a second receiver counted in, for the
+/// models where two threads receive (their cursors, `()`, hold nothing).
+fn two_receivers<S: Storage<Cursor = ()>>() -> Arc<Chan<S>> {
+    let chan = Chan::<S>::new();
+    assert!(chan.try_count_in(true));
+    chan
+}
+
 /// Sends through the blocking API (which parks while full), with the
 /// producer's `cursor`.
 fn send<S: Storage>(chan: &Chan<S>, cursor: &mut S::ProducerCursor, value: S::Item) {
@@ -183,15 +191,9 @@ fn a_polling_try_recv_never_reports_empty_before_a_published_value_mpmc_ring() {
 #[test]
 fn polling_consumers_never_report_empty_while_a_value_sent_before_is_queued() {
     loom::model(|| {
-        let chan = Chan::<Ring<u32, 2, Many, Many>>::new();
-        #[allow(
-            clippy::let_unit_value,
-            reason = "many consumers' cursor is `()`; named as in every other model"
-        )]
-        let mut cursor = chan.cursor();
-        assert!(chan.try_count_in(true));
+        let chan = two_receivers::<Ring<u32, 2, Many, Many>>();
         // SAFETY: consumers of a `Many` ring hold nothing in their cursor.
-        let empty = unsafe { chan.try_recv(&mut cursor) };
+        let empty = unsafe { chan.try_recv(&mut ()) };
         assert!(empty.is_err(), "nothing was sent yet");
         try_send(&chan, 10).unwrap();
         try_send(&chan, 11).unwrap();
@@ -201,14 +203,14 @@ fn polling_consumers_never_report_empty_while_a_value_sent_before_is_queued() {
             thread::spawn(move || unsafe { chan.try_recv(&mut ()) })
         };
         // SAFETY: as above.
-        let taken = unsafe { chan.try_recv(&mut cursor) };
+        let taken = unsafe { chan.try_recv(&mut ()) };
         let other = {
             let chan = chan.clone();
             thread::spawn(move || send(&chan, &mut (), 1))
         };
         send(&chan, &mut (), 2);
         // SAFETY: as above.
-        let after = unsafe { chan.try_recv(&mut cursor) };
+        let after = unsafe { chan.try_recv(&mut ()) };
         let read = reader.join().unwrap();
         other.join().unwrap();
         // Each found one of the values sent before it and not yet taken.
@@ -235,20 +237,14 @@ fn a_try_recv_after_its_own_send_waits_out_a_write_ahead_of_it_mpmc_ring() {
 #[test]
 fn ring_with_two_consumers_delivers_each_value_to_exactly_one() {
     loom::model(|| {
-        let chan = Chan::<Ring<u32, 2, Many, Many>>::new();
-        #[allow(
-            clippy::let_unit_value,
-            reason = "many consumers' cursor is `()`; named as in every other model"
-        )]
-        let mut cursor = chan.cursor();
-        assert!(chan.try_count_in(true));
+        let chan = two_receivers::<Ring<u32, 2, Many, Many>>();
         let consumer = {
             let chan = chan.clone();
-            thread::spawn(move || recv(&chan, &mut cursor))
+            thread::spawn(move || recv(&chan, &mut ()))
         };
         try_send(&chan, 1).unwrap();
         try_send(&chan, 2).unwrap();
-        let mine = recv(&chan, &mut cursor);
+        let mine = recv(&chan, &mut ());
         let theirs = consumer.join().unwrap();
         let mut all = [mine, theirs];
         all.sort_unstable();
@@ -319,21 +315,15 @@ fn spsc_list_recycles_blocks_while_the_producer_runs_ahead() {
 #[test]
 fn mpmc_list_retires_a_block_only_after_every_slot_is_read() {
     loom::model(|| {
-        let chan = Chan::<List<u32, Many, Many>>::new();
-        #[allow(
-            clippy::let_unit_value,
-            reason = "many consumers' cursor is `()`; named as in every other model"
-        )]
-        let mut cursor = chan.cursor();
-        assert!(chan.try_count_in(true));
+        let chan = two_receivers::<List<u32, Many, Many>>();
         let consumer = {
             let chan = chan.clone();
-            thread::spawn(move || [recv(&chan, &mut cursor), recv(&chan, &mut cursor)])
+            thread::spawn(move || [recv(&chan, &mut ()), recv(&chan, &mut ())])
         };
         for i in 0..3 {
             try_send(&chan, i).unwrap();
         }
-        let mine = recv(&chan, &mut cursor);
+        let mine = recv(&chan, &mut ());
         let [a, b] = consumer.join().unwrap();
         let mut all = [mine, a, b];
         all.sort_unstable();
@@ -348,8 +338,7 @@ fn mpmc_list_retires_a_block_only_after_every_slot_is_read() {
 #[test]
 fn spinning_mpmc_list_consumers_claim_below_a_cached_tail_only_claimed_indices() {
     loom::model(|| {
-        let chan = Chan::<List<u32, Many, Many, crate::wait::Spin>>::new();
-        assert!(chan.try_count_in(true));
+        let chan = two_receivers::<List<u32, Many, Many, crate::wait::Spin>>();
         let consumer = {
             let chan = chan.clone();
             thread::spawn(move || [recv(&chan, &mut ()), recv(&chan, &mut ())])
