@@ -548,8 +548,8 @@ macro_rules! every_flavour {
         }
 
         // Large values: with many producers a receiver sleeps on one that is
-        // still being written (`Storage::NOTIFIES_BUSY`); each must arrive
-        // whole, once and in order.
+        // still being written (`PopError::Writing`); each must arrive whole,
+        // once and in order.
 
         #[test]
         fn threads_deliver_large_values_whole_once_in_producer_order() {

@@ -87,8 +87,9 @@ impl Stamp for NoStamp {
 }
 
 /// Whether `T` is over 128 bytes: a receive then moves it straight into its
-/// result (`chan::Popped`), and many producers publish it with a `SeqCst`
-/// stamp ([`Slot::publish`]), small next to the copy.
+/// result (`chan::Popped`), and a receiver may sleep on it being written
+/// (many producers then publish it with a `SeqCst` stamp, [`Slot::publish`],
+/// small next to the copy).
 #[inline]
 pub(crate) const fn is_large<T>() -> bool {
     size_of::<T>() > 128
@@ -188,13 +189,15 @@ impl<T, S: Stamp> Slot<T, S> {
     }
 
     /// Publishes the value just written: stores its `readable` `stamp`. A
-    /// large value's is `SeqCst`, the producer's half of the store-buffer
-    /// race behind [`Storage::NOTIFIES_BUSY`](crate::storage::Storage::NOTIFIES_BUSY)
+    /// large value's, once a receiver `watched` for writes, is `SeqCst`, the
+    /// producer's half of the store-buffer race behind [`PopError::Writing`]
     /// (the receiver's is [`Slot::published`]), so a receiver asleep on a
-    /// value being written is woken. Small values keep a release store.
+    /// value being written is woken. Otherwise a release store.
+    ///
+    /// [`PopError::Writing`]: crate::storage::PopError::Writing
     #[inline]
-    pub(crate) fn publish(&self, stamp: u64) {
-        if is_large::<T>() {
+    pub(crate) fn publish(&self, stamp: u64, watched: bool) {
+        if is_large::<T>() && watched {
             // SeqCst, and so a release, as below.
             self.stamp.store_seq_cst(stamp);
         } else {

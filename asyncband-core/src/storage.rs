@@ -27,10 +27,13 @@ pub enum PushError<T> {
 pub enum PopError {
     /// Nothing was pushed that has not been popped.
     Empty,
-    /// The next value has been claimed by a producer still writing it.
-    /// Unless [`Storage::NOTIFIES_BUSY`], the caller retries rather than
-    /// sleeps: the producer may not see the waiting flag.
+    /// The next value has been claimed by a producer still writing it, which
+    /// may not see the waiting flag: the caller retries rather than sleeps
+    /// (and may ask for [`PopError::Writing`] with [`Storage::watch_writes`]).
     Busy,
+    /// As `Busy`, by a producer that publishes `SeqCst` and then checks the
+    /// waiting flag (`Slot::publish`): the caller may sleep on it.
+    Writing,
     /// Closed, and every value pushed before the close has been popped.
     Closed,
 }
@@ -71,10 +74,6 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     type Wait: Wait;
     /// The bound, or `None` for unbounded storage.
     const CAPACITY: Option<usize>;
-    /// Whether a receiver may sleep on [`PopError::Busy`]: the writer
-    /// publishes `SeqCst`, then checks the receivers' flag (`Slot::publish`).
-    #[doc(hidden)]
-    const NOTIFIES_BUSY: bool = false;
 
     /// Empty, open storage.
     #[doc(hidden)]
@@ -173,6 +172,13 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
         // SAFETY: forwarded from the caller.
         unsafe { self.front(cursor) }
     }
+
+    /// A receiver about to sleep on [`PopError::Busy`]: from now on, a
+    /// producer writing a large value publishes it so that a sleeper is
+    /// woken, and `front` reports it [`PopError::Writing`]. Set once: a
+    /// value only `try_recv` takes is published with a release store.
+    #[doc(hidden)]
+    fn watch_writes(&self) {}
 
     /// After `front` reported [`PopError::Busy`]: whether a later value is
     /// published, so that a `try_recv` waits the write out (else `Empty`).

@@ -381,21 +381,25 @@ fn a_parked_receiver_is_woken_by_a_send_on_each_producer_arity() {
     });
 }
 
-/// Over 128 bytes: many producers publish it with a `SeqCst` stamp, and a
-/// receiver that finds it claimed but unwritten sleeps on it
-/// (`Storage::NOTIFIES_BUSY`) instead of spinning.
+/// Over 128 bytes: a receiver that finds it claimed but unwritten sleeps on
+/// it (`PopError::Writing`) once its producer publishes `SeqCst`, that is,
+/// once it claimed after a receiver asked for that (`Storage::watch_writes`).
 #[derive(Debug, PartialEq)]
 struct Large([u64; 17]);
 
-/// Two producers each send a `Large` to a receiver that blocks for them.
-fn large_values_reach_a_sleeping_receiver<S>()
+/// Two producers each send a `Large` to a receiver that blocks for them,
+/// having asked for sleepable writes before they start (`watch_first`) or
+/// at its first wait on one, racing their claims.
+fn large_values_reach_a_sleeping_receiver<S>(watch_first: bool)
 where
     S: Storage<Item = Large, Senders = Many> + 'static,
 {
-    assert!(S::NOTIFIES_BUSY);
-    loom::model(|| {
+    loom::model(move || {
         let chan = Chan::<S>::new();
         let mut cursor = chan.cursor();
+        if watch_first {
+            chan.storage().watch_writes();
+        }
         let producers: Vec<_> = (0..2)
             .map(|i| {
                 let chan = chan.clone();
@@ -413,12 +417,22 @@ where
 
 #[test]
 fn a_receiver_asleep_on_a_large_value_being_written_is_woken_ring() {
-    large_values_reach_a_sleeping_receiver::<Ring<Large, 2, Many, One>>();
+    large_values_reach_a_sleeping_receiver::<Ring<Large, 2, Many, One>>(true);
 }
 
 #[test]
 fn a_receiver_asleep_on_a_large_value_being_written_is_woken_list() {
-    large_values_reach_a_sleeping_receiver::<List<Large, Many, One>>();
+    large_values_reach_a_sleeping_receiver::<List<Large, Many, One>>(true);
+}
+
+#[test]
+fn a_receiver_asking_for_sleepable_writes_amid_claims_sleeps_only_on_later_ones_ring() {
+    large_values_reach_a_sleeping_receiver::<Ring<Large, 2, Many, One>>(false);
+}
+
+#[test]
+fn a_receiver_asking_for_sleepable_writes_amid_claims_sleeps_only_on_later_ones_list() {
+    large_values_reach_a_sleeping_receiver::<List<Large, Many, One>>(false);
 }
 
 #[test]

@@ -123,7 +123,9 @@ impl<S: Storage> Chan<S> {
             Err(PopError::Empty) => Err(TryRecvError::Empty),
             Err(PopError::Closed) => Err(TryRecvError::Disconnected),
             // SAFETY: forwarded from the caller.
-            Err(PopError::Busy) => unsafe { self.try_recv_behind_write(cursor) },
+            Err(PopError::Busy | PopError::Writing) => unsafe {
+                self.try_recv_behind_write(cursor)
+            },
         }
     }
 
@@ -151,7 +153,7 @@ impl<S: Storage> Chan<S> {
                 Ok(front) => return Ok(unsafe { self.take_popped(cursor, front) }),
                 Err(PopError::Empty) => return Err(TryRecvError::Empty),
                 Err(PopError::Closed) => return Err(TryRecvError::Disconnected),
-                Err(PopError::Busy) => {}
+                Err(PopError::Busy | PopError::Writing) => {}
             }
         }
     }
@@ -251,8 +253,12 @@ impl<S: Storage> Chan<S> {
                     unsafe { self.cancel_recv(node, registered) };
                     return Poll::Ready(Err(RecvError));
                 }
-                Err(PopError::Busy) if !S::NOTIFIES_BUSY => {
+                Err(PopError::Busy) => {
                     // Being written by a producer that may miss our flag.
+                    // Later producers of a large value will not.
+                    if spins == 0 {
+                        self.storage.watch_writes();
+                    }
                     spins += 1;
                     if spins < BUSY_POLL_SPINS || cfg!(asyncband_loom) {
                         // (loom loses a thread's own unpark token after a
@@ -266,7 +272,7 @@ impl<S: Storage> Chan<S> {
                     }
                 }
                 // A producer that will see our flag: wait as if empty.
-                Err(PopError::Empty | PopError::Busy) => {
+                Err(PopError::Empty | PopError::Writing) => {
                     if rechecked {
                         return Poll::Pending;
                     }

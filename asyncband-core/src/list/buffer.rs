@@ -166,8 +166,6 @@ pub trait Tail<T>: Sized {
     type Stamp: Stamp;
     /// A producer's own state ([`Storage::ProducerCursor`]).
     type Cursor: std::fmt::Debug + Unpin + Send + Sync;
-    /// See [`Storage::NOTIFIES_BUSY`].
-    const NOTIFIES_BUSY: bool;
 
     /// An open end whose next value goes into the first slot of `first`.
     fn new(first: *mut Block<T, Self::Stamp>) -> Self;
@@ -204,6 +202,9 @@ pub trait Tail<T>: Sized {
 
     /// [`Storage::before_recv_wait`].
     fn before_recv_wait(&self) {}
+
+    /// [`Storage::watch_writes`].
+    fn watch_writes(&self) {}
 
     /// [`Storage::after_push`].
     ///

@@ -110,7 +110,7 @@ impl<T, W: Wait> ManyTail<T, W, One> {
         // ORDERING: SeqCst: a waiter's re-check, paired with the claims.
         let word = self.word.load_sc();
         if tail_index(word) > index {
-            PopError::Busy
+            self.busy(index)
         } else if word & CLOSED != 0 {
             PopError::Closed
         } else {

@@ -140,7 +140,6 @@ where
     type Receivers = C;
     type Wait = W;
     const CAPACITY: Option<usize> = None;
-    const NOTIFIES_BUSY: bool = <TailOf<T, P, C, W> as Tail<T>>::NOTIFIES_BUSY;
 
     fn new() -> Self {
         let first = Box::into_raw(Block::new());
@@ -241,6 +240,10 @@ where
         self.tail.before_recv_wait();
     }
 
+    fn watch_writes(&self) {
+        self.tail.watch_writes();
+    }
+
     unsafe fn after_push(&self, cursor: &mut Self::ProducerCursor, waiting: impl Fn() -> bool) {
         // SAFETY: the caller's contract is that of `after_push`.
         unsafe { self.tail.after_push(cursor, waiting) };
@@ -289,7 +292,7 @@ where
                 // SAFETY: the only consumer, with the only cursor in use.
                 match unsafe { self.try_pop(&mut cursor) } {
                     Ok(value) => return Some(value),
-                    Err(PopError::Busy) => spin_hint(),
+                    Err(PopError::Busy | PopError::Writing) => spin_hint(),
                     Err(PopError::Empty | PopError::Closed) => return None,
                 }
             }

@@ -16,6 +16,7 @@ use super::buffer::{BLOCK, Block, LAP, Pool, Tail, step};
 use crate::arity::{Arity, Many, One};
 use crate::boundary::{Boundary, publish};
 use crate::slot::{NoStamp, Slot, Stamped, is_large, marked, readable};
+use crate::storage::PopError;
 use crate::sync::{AtomicPtr, AtomicU64, Ordering, SeqCst};
 use crate::wait::{Fence, Wait, pause};
 
@@ -27,13 +28,18 @@ pub(super) const CLOSED: u64 = 1;
 /// of its block before its own (`mark_claims_before`).
 pub(super) const POLLING: u64 = 2;
 
+/// Set in [`ManyTail::word`] once a single consumer would sleep on a large
+/// value being written: from then on each producer publishes a large value
+/// `SeqCst` (`Storage::watch_writes`).
+const WATCHED: u64 = 4;
+
 /// One index in [`ManyTail::word`].
-const ONE: u64 = 4;
+const ONE: u64 = 8;
 
 /// The index in claim word `word`.
 #[inline]
 pub(super) const fn tail_index(word: u64) -> u64 {
-    word >> 2
+    word >> 3
 }
 
 /// A single producer's end: the index it publishes each value with
@@ -152,7 +158,6 @@ impl<T, W: Wait> Tail<T> for OneTail<T, W> {
     type Senders = One;
     type Stamp = NoStamp;
     type Cursor = OneTailCursor<T>;
-    const NOTIFIES_BUSY: bool = false;
 
     fn new(first: *mut Block<T, NoStamp>) -> Self {
         Self {
@@ -228,12 +233,15 @@ pub(super) enum Refused {
 /// compare-exchange, then publishes its slot through the slot's stamp. For
 /// one consumer (`C`), producers mark claims once it polls (`POLLING`).
 pub struct ManyTail<T, W: Wait, C: Arity> {
-    /// `index << 2 | POLLING | CLOSED`: the next index to claim (on a
-    /// sentinel while the tail moves on), whether claims mark, and the close
-    /// bit, which refuses later claims.
+    /// `index << 3 | WATCHED | POLLING | CLOSED`: the next index to claim
+    /// (on a sentinel while the tail moves on), whether claims publish for a
+    /// sleeper and mark, and the close bit, which refuses later claims.
     pub(super) word: AtomicU64,
     /// The block holding the word's index (the one before, on a sentinel).
     block: AtomicPtr<Block<T, Stamped>>,
+    /// The first index claimed with `WATCHED` (`u64::MAX` before), from
+    /// which on a large value being written is `Writing`.
+    watched_from: AtomicU64,
     /// How a producer waits out another's step; the consumers' arity.
     wait: PhantomData<(W, C)>,
 }
@@ -251,14 +259,14 @@ impl<T, W: Wait, C: Arity> ManyTail<T, W, C> {
         }
     }
 
-    /// Claims the next index and returns it with its block; a new block for
-    /// the next one comes from `pool`. A claim that does not mark (`MARKS`)
+    /// Claims the next index and returns it with its block and whether the
+    /// claim saw `WATCHED`; a new block for the next one comes from `pool`. A claim that does not mark (`MARKS`)
     /// is refused once a single consumer polls, at no cost to its close test.
     #[inline(always)]
     pub(super) fn claim<const MARKS: bool>(
         &self,
         pool: &Pool<T, Stamped>,
-    ) -> Result<(u64, *mut Block<T, Stamped>), Refused> {
+    ) -> Result<(u64, *mut Block<T, Stamped>, bool), Refused> {
         let refused = if MARKS || C::MANY {
             CLOSED
         } else {
@@ -319,7 +327,7 @@ impl<T, W: Wait, C: Arity> ManyTail<T, W, C> {
                         // SAFETY: `spare` is ours and was never published.
                         unsafe { pool.put(spare) };
                     }
-                    return Ok((index, block));
+                    return Ok((index, block, word & WATCHED != 0));
                 }
                 Err(current) => {
                     word = current;
@@ -337,16 +345,16 @@ impl<T, W: Wait, C: Arity> ManyTail<T, W, C> {
     /// As for [`Tail::push`].
     #[inline(never)]
     unsafe fn push_marking(&self, pool: &Pool<T, Stamped>, value: T) -> Result<(), T> {
-        let Ok((index, block)) = self.claim::<true>(pool) else {
+        let Ok((index, block, watched)) = self.claim::<true>(pool) else {
             return Err(value);
         };
         // SAFETY: `index` was claimed in `block`.
-        unsafe { Self::write::<true>(block, index, value) };
+        unsafe { Self::write::<true>(block, index, watched, value) };
         Ok(())
     }
 
     /// Writes `value` into the slot for `index` in `block`, marks the claims
-    /// before it (`MARKS`), and publishes.
+    /// before it (`MARKS`), and publishes (for a sleeper if `watched`).
     ///
     /// # Safety
     ///
@@ -355,6 +363,7 @@ impl<T, W: Wait, C: Arity> ManyTail<T, W, C> {
     pub(super) unsafe fn write<const MARKS: bool>(
         block: *mut Block<T, Stamped>,
         index: u64,
+        watched: bool,
         value: T,
     ) {
         // SAFETY: `block` lives until its slot `index` (ours) is read.
@@ -367,7 +376,7 @@ impl<T, W: Wait, C: Arity> ManyTail<T, W, C> {
             Self::mark_claims_before(slots, index);
         }
         // Paired with the consumer's load (`Watch::ready`, `take_front`).
-        slot.publish(readable(index));
+        slot.publish(readable(index), watched);
     }
 
     /// Before publishing `index`: marks the slots of its block before it
@@ -424,19 +433,29 @@ impl<T, W: Wait, C: Arity> ManyTail<T, W, C> {
         // which claims mark.
         tail_index(self.word.fetch_or(POLLING, Ordering::Relaxed))
     }
+
+    /// Why the value at claimed, unpublished `index` is not there yet:
+    /// `Writing` if its producer publishes for a sleeper, else `Busy`.
+    pub(super) fn busy(&self, index: u64) -> PopError {
+        // ORDERING: Relaxed: set once, and any value set is exact.
+        if is_large::<T>() && index >= self.watched_from.load(Ordering::Relaxed) {
+            PopError::Writing
+        } else {
+            PopError::Busy
+        }
+    }
 }
 
 impl<T, W: Wait, C: Arity> Tail<T> for ManyTail<T, W, C> {
     type Senders = Many;
     type Stamp = Stamped;
     type Cursor = ();
-    // Many consumers wait in `take_front`: only a single one reports `Busy`.
-    const NOTIFIES_BUSY: bool = is_large::<T>();
 
     fn new(first: *mut Block<T, Stamped>) -> Self {
         Self {
             word: AtomicU64::new(0),
             block: AtomicPtr::new(first),
+            watched_from: AtomicU64::new(u64::MAX),
             wait: PhantomData,
         }
     }
@@ -447,14 +466,24 @@ impl<T, W: Wait, C: Arity> Tail<T> for ManyTail<T, W, C> {
     #[allow(clippy::inline_always, reason = "a hint alone leaves it out of line")]
     unsafe fn push(&self, (): &mut (), pool: &Pool<T, Stamped>, value: T) -> Result<(), T> {
         match self.claim::<false>(pool) {
-            Ok((index, block)) => {
+            Ok((index, block, watched)) => {
                 // SAFETY: `index` was claimed in `block`.
-                unsafe { Self::write::<false>(block, index, value) };
+                unsafe { Self::write::<false>(block, index, watched, value) };
                 Ok(())
             }
             Err(Refused::Closed) => Err(value),
             // SAFETY: the caller's contract.
             Err(Refused::Marking) => unsafe { self.push_marking(pool, value) },
+        }
+    }
+
+    fn watch_writes(&self) {
+        // ORDERING: Relaxed: set once, and any value set is exact.
+        if is_large::<T>() && self.watched_from.load(Ordering::Relaxed) == u64::MAX {
+            // ORDERING: Relaxed: the word's modification order alone decides
+            // which claims see it.
+            let from = tail_index(self.word.fetch_or(WATCHED, Ordering::Relaxed));
+            self.watched_from.store(from, Ordering::Relaxed);
         }
     }
 

@@ -160,14 +160,14 @@ fn a_polling_consumer_reads_a_claim_in_flight_from_the_mark_a_later_producer_lef
     unsafe {
         assert_eq!(list.try_front(&mut cursor).err(), Some(PopError::Empty));
         // A producer claims index 0 and stalls before writing it.
-        let (index, block) = list.tail.claim::<true>(&list.pool).ok().unwrap();
+        let (index, block, _) = list.tail.claim::<true>(&list.pool).ok().unwrap();
         let alone = list.try_front(&mut cursor).err();
         // Another publishes index 1, marking index 0 first.
         list.try_push(&mut (), 1).unwrap();
         let behind = list.try_front(&mut cursor).err();
         // The stalled producer writes (before any assertion, so that a
         // failing one does not leave the drop waiting on the claim).
-        super::tail::ManyTail::<u64, crate::wait::Park, One>::write::<true>(block, index, 0);
+        super::tail::ManyTail::<u64, crate::wait::Park, One>::write::<true>(block, index, false, 0);
         assert_eq!(
             (index, alone, behind),
             (0, Some(PopError::Empty), Some(PopError::Busy))

@@ -8,16 +8,16 @@
 //! sends at no cost to the send path:
 //!
 //! ```text
-//!  63            POS_SHIFT   POS_SHIFT-1    3      2        1         0
-//! +----------------+----------------------+-------+-------+--------+
-//! | position (mod) | reserved units (R)   |POLLING|WAITING| CLOSED |
-//! +----------------+----------------------+-------+-------+--------+
+//!  63            POS_SHIFT   POS_SHIFT-1    4      3       2       1        0
+//! +----------------+----------------------+-------+-------+-------+--------+
+//! | position (mod) | reserved units (R)   |WATCHED|POLLING|WAITING| CLOSED |
+//! +----------------+----------------------+-------+-------+-------+--------+
 //! ```
 //!
-//! - `position`: the next to claim, modulo `2^(61 - R_BITS)` (at least 40
+//! - `position`: the next to claim, modulo `2^(60 - R_BITS)` (at least 39
 //!   bits); the slot's stamp holds the full position. The truncation allows
 //!   only an ABA by a thread stalled between its load and compare-exchange
-//!   across 2^40 claims (hours) that resumes on exactly the same claim.
+//!   across 2^39 claims (hours) that resumes on exactly the same claim.
 //! - `R`: capacity held as permits or granted to woken senders.
 //! - `WAITING`: senders are queued; newcomers report `Full`, so capacity
 //!   freed meanwhile goes to the queue in order.
@@ -29,14 +29,18 @@
 //!   slot alone and leaves this word's line to the producers. With many
 //!   consumers a send also notes its publish in this line (`marked_to`), so
 //!   that the next position's check need not load a slot a consumer writes.
+//! - `WATCHED`: set when a receiver would sleep on a large value being
+//!   written (`watch_writes`); from then on each send publishes a large
+//!   value `SeqCst`, and a consumer may sleep on one claimed after it.
 //!
 //! A send claims position `p` when position `p + R` is free for it (queued
 //! values plus held units stay within `CAP`), writes its slot and stores
 //! `readable(p)`: one read-modify-write per message. The claim is `SeqCst`,
 //! the notifier half against a consumer that registers and then re-reads the
 //! claim word. A consumer finding a position claimed but not written reports
-//! [`PopError::Busy`] and retries, except for a large value, whose stamp is
-//! stored `SeqCst` so it may sleep ([`Storage::NOTIFIES_BUSY`]).
+//! [`PopError::Busy`] and retries, except for a large value claimed with
+//! `WATCHED`, whose stamp is stored `SeqCst` so it may sleep
+//! ([`PopError::Writing`]).
 //!
 //! How a slot is freed depends on the consumers:
 //! - **Many** claim `h` by compare-exchange once its stamp is `readable(h)`,
@@ -103,6 +107,9 @@ struct TailLine {
     /// published, so that the next position's walk need not load that
     /// slot's stamp (`mark_claims_before`).
     marked_to: AtomicU64,
+    /// The first position claimed after `WATCHED` was set (`u64::MAX`
+    /// before), from which on a large value being written is `Writing`.
+    watched_from: AtomicU64,
 }
 
 impl TailLine {
@@ -380,6 +387,7 @@ impl<K: Consumers> Cursors for Claiming<K> {
                 word: AtomicU64::new(0),
                 head_seen: AtomicU64::new(0),
                 marked_to: AtomicU64::new(0),
+                watched_from: AtomicU64::new(u64::MAX),
             }),
             head: CachePadded::new(HeadLine {
                 word: AtomicU64::new(0),
@@ -433,7 +441,8 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
     const CLOSED: u64 = 1;
     const WAITING: u64 = 2;
     const POLLING: u64 = 4;
-    const R_SHIFT: u32 = 3;
+    const WATCHED: u64 = 8;
+    const R_SHIFT: u32 = 4;
     const R_BITS: u32 = if CAP.is_power_of_two() {
         CAP.trailing_zeros() + 1
     } else {
@@ -618,8 +627,8 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
         if walk {
             self.mark_claims_before(full);
         }
-        // Release (`SeqCst` for a large value), paired with `front`'s load.
-        slot.publish(readable(full));
+        // Release (`SeqCst` for a large value watched), paired with `front`'s load.
+        slot.publish(readable(full), word & Self::WATCHED != 0);
         if K::Arity::MANY && walk {
             // ORDERING: Release, after the publish: acquired by the next
             // position's producer in place of this slot's stamp.
@@ -723,25 +732,26 @@ impl<T, const CAP: usize, K: Consumers> Buffer<T, CAP, Claiming<K>> {
     /// the first position whose producer sees it.
     #[cold]
     fn start_polling(&self) {
-        let line = &self.cursors.head;
+        self.raise(Self::POLLING, &self.cursors.head.fast_from);
+    }
+
+    /// Sets `flag`, set once, in the claim word, and stores in `from` the
+    /// first position claimed with it (unless a consumer did so before).
+    fn raise(&self, flag: u64, from: &AtomicU64) {
         // ORDERING: Relaxed: set once, and any value set is exact.
-        if line.fast_from.load(Ordering::Relaxed) != u64::MAX {
+        if from.load(Ordering::Relaxed) != u64::MAX {
             return;
         }
         // A head no later than the position the word holds below: loaded
         // first, acquiring (from many consumers) the claims before it.
-        let head = line.word.load(Ordering::Acquire);
+        let head = self.cursors.head.word.load(Ordering::Acquire);
         // ORDERING: Relaxed: the word's modification order alone decides
-        // which claims walk.
-        let word = self
-            .cursors
-            .tail
-            .word
-            .fetch_or(Self::POLLING, Ordering::Relaxed);
+        // which claims see the flag.
+        let word = self.cursors.tail.word.fetch_or(flag, Ordering::Relaxed);
         let claimed = Self::pos(word).wrapping_sub(head) & Self::POS_MASK;
-        // Consumers racing here store positions with `POLLING` set before
+        // Consumers racing here store positions with `flag` set before
         // them: either is exact.
-        line.fast_from.store(head + claimed, Ordering::Relaxed);
+        from.store(head + claimed, Ordering::Relaxed);
     }
 
     /// Compare-exchange on the claim word; on failure, the current word.
@@ -801,7 +811,6 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
     type Receivers = K::Arity;
     type Wait = K::Wait;
     const CAPACITY: Option<usize> = Some(CAP);
-    const NOTIFIES_BUSY: bool = is_large::<T>();
 
     fn new() -> Self {
         Self::with_cursors(Claiming::new())
@@ -903,7 +912,13 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
                 continue;
             }
             if Self::pos(word) != head & Self::POS_MASK {
-                return Err(PopError::Busy);
+                // ORDERING: Relaxed: set once, and any value set is exact.
+                let watched = head >= self.cursors.tail.watched_from.load(Ordering::Relaxed);
+                return Err(if is_large::<T>() && watched {
+                    PopError::Writing
+                } else {
+                    PopError::Busy
+                });
             }
             return Err(if word & Self::CLOSED != 0 {
                 PopError::Closed
@@ -953,6 +968,12 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
             self.start_polling();
         }
         front
+    }
+
+    fn watch_writes(&self) {
+        if is_large::<T>() {
+            self.raise(Self::WATCHED, &self.cursors.tail.watched_from);
+        }
     }
 
     unsafe fn published_behind(&self, _cursor: &mut K::Cursor) -> bool {

@@ -355,7 +355,8 @@ fn peek_leaves_the_value_in_place() {
 }
 
 /// Polls a `Recv` on `chan` whose next position a producer has claimed
-/// but not written; returns the poll's outcome and the wakes it caused.
+/// but not written; returns the poll's outcome and the wakes it caused
+/// while claimed and after the publish, and what it then received.
 fn poll_while_claimed<T: Send + std::fmt::Debug>(
     chan: &crate::chan::Chan<Ring<T, 4, Many, One>>,
     value: T,
@@ -390,8 +391,8 @@ fn poll_while_claimed<T: Send + std::fmt::Debug>(
     let pending = recv.as_mut().poll(&mut cx).is_pending();
     let wakes_while_claimed = wakes.0.load(Ordering::Relaxed);
     // The producer finishes: writes, publishes, notifies.
-    // SAFETY: position 0 was claimed above and holds no value.
-    unsafe { ring.publish(0, u64::MAX, &mut Some(value)) };
+    // SAFETY: the position was claimed above and holds no value.
+    unsafe { ring.publish(word, u64::MAX, &mut Some(value)) };
     chan.notify_receivers();
     let wakes_after_publish = wakes.0.load(Ordering::Relaxed);
     let received = match recv.as_mut().poll(&mut cx) {
@@ -405,8 +406,8 @@ fn poll_while_claimed<T: Send + std::fmt::Debug>(
 fn a_receive_sleeps_on_a_large_value_being_written_and_the_publish_wakes_it() {
     #[derive(Debug, PartialEq)]
     struct Large([u64; 20]);
-    const { assert!(<Ring<Large, 4, Many, One> as Storage>::NOTIFIES_BUSY) };
     let chan = crate::chan::Chan::<Ring<Large, 4, Many, One>>::new();
+    chan.storage().watch_writes();
     let (pending, wakes, after, received) = poll_while_claimed(&chan, Large([7; 20]));
     assert!(pending, "nothing to receive while the value is written");
     assert_eq!(wakes, 0, "it sleeps: no wake of its own");
@@ -415,9 +416,22 @@ fn a_receive_sleeps_on_a_large_value_being_written_and_the_publish_wakes_it() {
 }
 
 #[test]
+fn a_large_value_is_published_for_a_sleeper_only_once_a_receive_would_sleep() {
+    #[derive(Debug, PartialEq)]
+    struct Large([u64; 20]);
+    let chan = crate::chan::Chan::<Ring<Large, 4, Many, One>>::new();
+    // Claimed before any receive watched: its producer may miss the flag.
+    let first = poll_while_claimed(&chan, Large([1; 20]));
+    assert_eq!(first, (true, 1, 1, Some(Large([1; 20]))), "it polls again");
+    // That receive asked later producers to publish for a sleeper.
+    let second = poll_while_claimed(&chan, Large([2; 20]));
+    assert_eq!(second, (true, 0, 1, Some(Large([2; 20]))), "it sleeps");
+}
+
+#[test]
 fn a_receive_spins_on_a_small_value_being_written_and_wakes_itself() {
-    const { assert!(!<Ring<u64, 4, Many, One> as Storage>::NOTIFIES_BUSY) };
     let chan = crate::chan::Chan::<Ring<u64, 4, Many, One>>::new();
+    chan.storage().watch_writes();
     let (pending, wakes, after, received) = poll_while_claimed(&chan, 7);
     assert!(pending, "nothing to receive while the value is written");
     assert_eq!(wakes, 1, "its producer may miss the flag: it polls again");
