@@ -18,7 +18,7 @@ use crate::boundary::{Boundary, publish};
 use crate::slot::{NoStamp, Slot, Stamped, is_large, marked, readable};
 use crate::storage::PopError;
 use crate::sync::{AtomicPtr, AtomicU64, Ordering, SeqCst};
-use crate::wait::{Fence, Wait, pause};
+use crate::wait::{Fence, Wait, after_lost_claim, pause};
 
 /// The close bit of [`ManyTail::word`].
 pub(super) const CLOSED: u64 = 1;
@@ -247,18 +247,6 @@ pub struct ManyTail<T, W: Wait, C: Arity> {
 }
 
 impl<T, W: Wait, C: Arity> ManyTail<T, W, C> {
-    /// After a lost claim: 2, 4, … up to 64 spin hints, so the winner
-    /// finishes while the word's line is its own (none under loom).
-    #[cold]
-    #[inline(never)]
-    fn after_lost_claim(losses: &mut u32) {
-        *losses += 1;
-        #[cfg(not(asyncband_loom))]
-        for _ in 0..1u32 << (*losses).min(6) {
-            std::hint::spin_loop();
-        }
-    }
-
     /// Claims the next index and returns it with its block and whether the
     /// claim saw `WATCHED`; a new block for the next one comes from `pool`. A claim that does not mark (`MARKS`)
     /// is refused once a single consumer polls, at no cost to its close test.
@@ -331,7 +319,7 @@ impl<T, W: Wait, C: Arity> ManyTail<T, W, C> {
                 }
                 Err(current) => {
                     word = current;
-                    Self::after_lost_claim(&mut losses);
+                    after_lost_claim(&mut losses);
                 }
             }
         }

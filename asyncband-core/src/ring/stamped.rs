@@ -81,7 +81,7 @@ use crate::arity::{Arity, Many, One};
 use crate::slot::{CLAIMED, Stamp, Stamped, is_large, marked, readable, writable};
 use crate::storage::{Capacity, PopError, PushError, Storage};
 use crate::sync::{AtomicBool, AtomicU64, Ordering, SeqCst};
-use crate::wait::{Fence, Wait, spin_hint};
+use crate::wait::{Fence, Wait, after_lost_claim, spin_hint};
 
 use super::{Buffer, Cursors, RingFront, sealed};
 
@@ -846,6 +846,10 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
                 }
             }
         }
+        // A claim lost here backs off, as the list's do, so that the winner
+        // writes its slot while the word's line stays its own (the common
+        // case above stays as it was: it is the one-thread ready path).
+        let mut losses = 0;
         loop {
             if word & (Self::CLOSED | Self::WAITING) != 0 {
                 return Err(if word & Self::CLOSED != 0 {
@@ -872,7 +876,10 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
                     unsafe { self.publish(word, known, value) };
                     return Ok(());
                 }
-                Err(current) => word = current,
+                Err(current) => {
+                    word = current;
+                    after_lost_claim(&mut losses);
+                }
             }
         }
     }

@@ -38,6 +38,18 @@ pub(crate) fn spin_hint() {
     loom::thread::yield_now();
 }
 
+/// After a lost claim: 2, 4, … up to 64 spin hints, so the winner finishes
+/// while the claim word's line is its own (none under loom).
+#[cold]
+#[inline(never)]
+pub(crate) fn after_lost_claim(losses: &mut u32) {
+    *losses += 1;
+    #[cfg(not(asyncband_loom))]
+    for _ in 0..1u32 << (*losses).min(6) {
+        std::hint::spin_loop();
+    }
+}
+
 /// Spins of a [`pause`] before it yields.
 const PAUSE_SPINS: u32 = if cfg!(asyncband_loom) { 1 } else { 64 };
 
