@@ -248,8 +248,9 @@ pub struct ManyTail<T, W: Wait, C: Arity> {
 
 impl<T, W: Wait, C: Arity> ManyTail<T, W, C> {
     /// Claims the next index and returns it with its block and whether the
-    /// claim saw `WATCHED`; a new block for the next one comes from `pool`. A claim that does not mark (`MARKS`)
-    /// is refused once a single consumer polls, at no cost to its close test.
+    /// claim saw `WATCHED`; a new block for the next one comes from `pool`.
+    /// A claim that does not mark (`MARKS`) is refused once a single
+    /// consumer polls, at no cost to its close test.
     #[inline(always)]
     pub(super) fn claim<const MARKS: bool>(
         &self,
