@@ -16,7 +16,7 @@ use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, Ordering, SeqCst};
 use crate::wait::{Wait, pause};
 
 use super::buffer::{BLOCK, Block, Head, LAP, ListFront, Pool, Tail, consumed, step};
-use super::tail::{CLOSED, ManyTail, OneTail, tail_index};
+use super::tail::{CLOSED, ManyTail, OneTail};
 
 /// How a single consumer sees the value at its index published by `Self`.
 pub trait Watch<T>: Tail<T> {
@@ -109,7 +109,7 @@ impl<T, W: Wait> ManyTail<T, W, One> {
     fn unpublished(&self, index: u64) -> PopError {
         // ORDERING: SeqCst: a waiter's re-check, paired with the claims.
         let word = self.word.load_sc();
-        if tail_index(word) > index {
+        if Self::index(word) > index {
             self.busy(index)
         } else if word & CLOSED != 0 {
             PopError::Closed
@@ -394,7 +394,7 @@ impl<T, W: Wait> ManyHead<T, W> {
                 // ORDERING: SeqCst: a waiter's re-check, paired with the claims.
                 let word = tail.word.load_sc();
                 // `<=` also covers a sentinel tail, still moving to the block.
-                if tail_index(word) <= index {
+                if ManyTail::<T, W, Many>::index(word) <= index {
                     return Err(if word & CLOSED != 0 {
                         PopError::Closed
                     } else {
@@ -402,7 +402,7 @@ impl<T, W: Wait> ManyHead<T, W> {
                     });
                 }
                 if !W::PARKS {
-                    claimed = tail_index(word);
+                    claimed = ManyTail::<T, W, Many>::index(word);
                     // ORDERING: Relaxed: a hint; a smaller value stored over
                     // a larger one only makes a consumer read the tail sooner.
                     self.claimed.store(claimed, Ordering::Relaxed);

@@ -28,20 +28,6 @@ pub(super) const CLOSED: u64 = 1;
 /// of its block before its own (`mark_claims_before`).
 pub(super) const POLLING: u64 = 2;
 
-/// Set in [`ManyTail::word`] once a single consumer would sleep on a large
-/// value being written: from then on each producer publishes a large value
-/// `SeqCst` (`Storage::watch_writes`).
-const WATCHED: u64 = 4;
-
-/// One index in [`ManyTail::word`].
-const ONE: u64 = 8;
-
-/// The index in claim word `word`.
-#[inline]
-pub(super) const fn tail_index(word: u64) -> u64 {
-    word >> 3
-}
-
 /// A single producer's end: the index it publishes each value with
 /// (`boundary::publish`).
 pub struct OneTail<T, W: Wait> {
@@ -233,7 +219,7 @@ pub(super) enum Refused {
 /// compare-exchange, then publishes its slot through the slot's stamp. For
 /// one consumer (`C`), producers mark claims once it polls (`POLLING`).
 pub struct ManyTail<T, W: Wait, C: Arity> {
-    /// `index << 3 | WATCHED | POLLING | CLOSED`: the next index to claim
+    /// `index << SHIFT | WATCHED | POLLING | CLOSED`: the next index to claim
     /// (on a sentinel while the tail moves on), whether claims publish for a
     /// sleeper and mark, and the close bit, which refuses later claims.
     pub(super) word: AtomicU64,
@@ -247,6 +233,24 @@ pub struct ManyTail<T, W: Wait, C: Arity> {
 }
 
 impl<T, W: Wait, C: Arity> ManyTail<T, W, C> {
+    /// Set in [`ManyTail::word`] once a single consumer would sleep on a
+    /// large value being written: from then on each producer publishes a
+    /// large value `SeqCst` (`Storage::watch_writes`). Small values are never
+    /// watched, and their word keeps the bit for the index.
+    const WATCHED: u64 = if is_large::<T>() { 4 } else { 0 };
+
+    /// How far the index sits up in [`ManyTail::word`], over the flags.
+    const SHIFT: u32 = if is_large::<T>() { 3 } else { 2 };
+
+    /// One index in [`ManyTail::word`].
+    const ONE: u64 = 1 << Self::SHIFT;
+
+    /// The index in claim word `word`.
+    #[inline]
+    pub(super) const fn index(word: u64) -> u64 {
+        word >> Self::SHIFT
+    }
+
     /// Claims the next index and returns it with its block and whether the
     /// claim saw `WATCHED`; a new block for the next one comes from `pool`.
     /// A claim that does not mark (`MARKS`) is refused once a single
@@ -279,7 +283,7 @@ impl<T, W: Wait, C: Arity> ManyTail<T, W, C> {
                     Refused::Marking
                 });
             }
-            let index = tail_index(word);
+            let index = Self::index(word);
             let offset = index % LAP;
             if offset == BLOCK as u64 {
                 pause::<W>(&mut spins);
@@ -296,7 +300,7 @@ impl<T, W: Wait, C: Arity> ManyTail<T, W, C> {
             // re-read of this word.
             match self.word.compare_exchange_weak(
                 word,
-                word + ONE,
+                word + Self::ONE,
                 Ordering::SeqCst,
                 Ordering::Acquire,
             ) {
@@ -311,12 +315,12 @@ impl<T, W: Wait, C: Arity> ManyTail<T, W, C> {
                         self.block.store(spare, Ordering::Release);
                         // ORDERING: Release moves the word off the sentinel,
                         // publishing the block store above.
-                        self.word.fetch_add(ONE, Ordering::Release);
+                        self.word.fetch_add(Self::ONE, Ordering::Release);
                     } else if !spare.is_null() {
                         // SAFETY: `spare` is ours and was never published.
                         unsafe { pool.put(spare) };
                     }
-                    return Ok((index, block, word & WATCHED != 0));
+                    return Ok((index, block, word & Self::WATCHED != 0));
                 }
                 Err(current) => {
                     word = current;
@@ -420,7 +424,7 @@ impl<T, W: Wait, C: Arity> ManyTail<T, W, C> {
     pub(super) fn start_polling(&self) -> u64 {
         // ORDERING: Relaxed: the word's modification order alone decides
         // which claims mark.
-        tail_index(self.word.fetch_or(POLLING, Ordering::Relaxed))
+        Self::index(self.word.fetch_or(POLLING, Ordering::Relaxed))
     }
 
     /// Why the value at claimed, unpublished `index` is not there yet:
@@ -471,7 +475,7 @@ impl<T, W: Wait, C: Arity> Tail<T> for ManyTail<T, W, C> {
         if is_large::<T>() && self.watched_from.load(Ordering::Relaxed) == u64::MAX {
             // ORDERING: Relaxed: the word's modification order alone decides
             // which claims see it.
-            let from = tail_index(self.word.fetch_or(WATCHED, Ordering::Relaxed));
+            let from = Self::index(self.word.fetch_or(Self::WATCHED, Ordering::Relaxed));
             self.watched_from.store(from, Ordering::Relaxed);
         }
     }
@@ -488,6 +492,6 @@ impl<T, W: Wait, C: Arity> Tail<T> for ManyTail<T, W, C> {
 
     fn end(&self) -> u64 {
         // ORDERING: SeqCst; a query.
-        tail_index(self.word.load_sc())
+        Self::index(self.word.load_sc())
     }
 }
