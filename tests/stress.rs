@@ -174,6 +174,26 @@ fn poll_once<F: Future + ?Sized>(future: std::pin::Pin<&mut F>) -> Poll<F::Outpu
 
 /// Panics unless everything received was accepted, at most once, in each
 /// producer's order: the check when receivers may have dropped values.
+/// Spawns a thread per receiver that takes values with `recv` until it
+/// gives `None`, and returns what each took.
+fn receive_on_threads<R: Send + 'static, T: Send + 'static>(
+    receivers: impl IntoIterator<Item = R>,
+    recv: fn(&mut R) -> Option<T>,
+) -> Vec<thread::JoinHandle<Vec<T>>> {
+    receivers
+        .into_iter()
+        .map(|mut rx| {
+            thread::spawn(move || {
+                let mut got = Vec::new();
+                while let Some(value) = recv(&mut rx) {
+                    got.push(value);
+                }
+                got
+            })
+        })
+        .collect()
+}
+
 fn assert_received_only_accepted_values(received: &[Vec<(usize, u64)>], accepted: &[Vec<u64>]) {
     let mut got: Vec<Vec<u64>> = vec![Vec::new(); accepted.len()];
     for (consumer, values) in received.iter().enumerate() {
@@ -1510,18 +1530,7 @@ macro_rules! bounded {
                     return; // CAP 1 and the slot went to the forgotten one.
                 }
                 let (tx, rx) = (senders(tx), receivers(rx));
-                let consumers: Vec<_> = rx
-                    .into_iter()
-                    .map(|mut rx| {
-                        thread::spawn(move || {
-                            let mut got = Vec::new();
-                            while let Ok(value) = rx.recv_blocking() {
-                                got.push(value);
-                            }
-                            got
-                        })
-                    })
-                    .collect();
+                let consumers = receive_on_threads(rx, |rx| rx.recv_blocking().ok());
                 let producers: Vec<_> = tx
                     .into_iter()
                     .map(|mut tx| {
@@ -1720,3 +1729,88 @@ flavour!(
     many_senders,
     many_receivers
 );
+
+/// The busy-waiting policies (`wait = spin`, `wait = yield`) with more
+/// threads than cores: four producers and two consumers in blocking calls
+/// stream through a bounded and an unbounded `mpmc` channel; every value
+/// arrives once and in its producer's order, and a consumer blocked on an
+/// empty channel sees the close when the producers are gone.
+mod busy_policies {
+    use super::*;
+    use asyncband::arity::Many;
+    use asyncband::mpmc;
+    use asyncband::wait::{Spin, Yield};
+
+    const PRODUCERS: usize = 4;
+    const CONSUMERS: usize = 2;
+
+    fn stream<F>((tx, rx): (mpmc::Sender<F>, mpmc::Receiver<F>))
+    where
+        F: asyncband::AnyFlavour<Item = (usize, u64), Senders = Many, Receivers = Many> + 'static,
+    {
+        let per_producer = scale(2_000) as u64;
+        let accepted: Vec<Vec<u64>> = (0..PRODUCERS)
+            .map(|_| (0..per_producer).collect())
+            .collect();
+        let producers: Vec<_> = (0..PRODUCERS)
+            .map(|p| {
+                let tx = tx.clone();
+                thread::spawn(move || {
+                    for seq in 0..per_producer {
+                        tx.send_blocking((p, seq)).expect("the consumers are there");
+                    }
+                })
+            })
+            .collect();
+        drop(tx);
+        let mut receivers: Vec<_> = (1..CONSUMERS).map(|_| rx.clone()).collect();
+        receivers.push(rx);
+        let consumers = receive_on_threads(receivers, |rx| rx.recv_blocking().ok());
+        for producer in producers {
+            producer.join().expect("a producer panicked");
+        }
+        let received: Vec<_> = consumers
+            .into_iter()
+            .map(|consumer| consumer.join().expect("a consumer panicked"))
+            .collect();
+        assert_received_exactly_the_accepted(&received, &accepted);
+    }
+
+    #[test]
+    fn spin_channels_stream_with_more_threads_than_cores() {
+        within(|| {
+            stream(mpmc::Bounded::<(usize, u64), 4, { usize::MAX }, Spin>::channel());
+            stream(mpmc::Unbounded::<(usize, u64), { usize::MAX }, Spin>::channel());
+        });
+    }
+
+    #[test]
+    fn yield_channels_stream_with_more_threads_than_cores() {
+        within(|| {
+            stream(mpmc::Bounded::<(usize, u64), 4, { usize::MAX }, Yield>::channel());
+            stream(mpmc::Unbounded::<(usize, u64), { usize::MAX }, Yield>::channel());
+        });
+    }
+
+    #[test]
+    fn a_yield_channel_times_out_and_sees_a_close_while_blocked() {
+        within(|| {
+            let (tx, rx) = mpmc::Bounded::<u8, 1, { usize::MAX }, Yield>::channel();
+            assert_eq!(
+                rx.recv_timeout(Duration::from_millis(5)),
+                Err(RecvTimeoutError::Timeout)
+            );
+            tx.try_send(1).unwrap();
+            assert_eq!(
+                tx.send_timeout(2, Duration::from_millis(5)),
+                Err(SendTimeoutError::Timeout(2))
+            );
+            let blocked = thread::spawn(move || (rx.recv_blocking(), rx.recv_blocking()));
+            thread::sleep(Duration::from_millis(5));
+            drop(tx);
+            let (first, second) = blocked.join().expect("the receiver panicked");
+            assert_eq!(first, Ok(1));
+            assert!(second.is_err(), "a disconnect after the queue drained");
+        });
+    }
+}

@@ -6,7 +6,7 @@
 //! | --- | --- |
 //! | storage | [`ring`] (bounded), [`list`] (unbounded), behind the [`storage`] seam; each keeps its positions in the cursors of its topology |
 //! | arity | [`arity`]: [`One`](arity::One) or [`Many`](arity::Many) per side, a type parameter |
-//! | waiting | [`wait`]: the [`Park`](wait::Park) or [`Spin`](wait::Spin) policy, its wait sets and fences, and every loop a waiting thread runs |
+//! | waiting | [`wait`]: the [`Park`](wait::Park), [`Spin`](wait::Spin) or [`Yield`](wait::Yield) policy, its wait sets and fences, and every loop a waiting thread runs |
 //! | composition | [`chan`]: one generic [`Chan`](chan::Chan) and its futures |
 //! | endpoints | [`endpoint`]: the handles that own each side's right to act, the only way to move values |
 //!
@@ -18,7 +18,7 @@
 //! - **Lock-free fast paths.** A send or receive that does not wait takes
 //!   no lock and allocates nothing: a single side stores its own index; a
 //!   multi side claims its position with one compare-exchange. Whether
-//!   anybody waits costs one `SeqCst` load (nothing, for a spin channel).
+//!   anybody waits costs one `SeqCst` load (nothing, for a spin or yield channel).
 //! - **Nothing lost.** Every value is dropped exactly once: received, handed
 //!   back in an error, or dropped when the last receiver goes. A send that
 //!   returned `Ok` is received by a receiver that keeps receiving until the

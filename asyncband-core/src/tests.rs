@@ -1011,15 +1011,19 @@ fn a_parked_receive_that_gives_up_after_a_wake_to_look_passes_it_on_list() {
     a_parked_receive_that_gives_up_after_a_wake_to_look_passes_it_on::<List<u32, Many, Many>>();
 }
 
-/// A spin channel closed from the receiver's side while its one sender
-/// spins to send and its receiver spins to receive: a send that returned
-/// `Ok` is received before the receiver sees the channel closed, and the
-/// spinning ends see the close (neither spins forever: a loom deadlock or a
-/// branch limit otherwise).
-fn spin_close_racing_with_spinning_ends<S>()
+/// A spin or yield channel closed from the receiver's side while its one
+/// sender busy-waits to send and its receiver busy-waits to receive: a send
+/// that returned `Ok` is received before the receiver sees the channel
+/// closed, and the busy ends see the close (neither waits forever: a loom
+/// deadlock or a branch limit otherwise).
+fn close_racing_with_busy_ends<S>()
 where
-    S: Storage<Item = u32, Wait = crate::wait::Spin> + 'static,
+    S: Storage<Item = u32> + 'static,
 {
+    assert!(
+        !<S::Wait as crate::wait::Wait>::PARKS,
+        "a policy that keeps no waiters"
+    );
     close_racing_with(|chan: &Chan<S>, tail| {
         // SAFETY: the only producer thread, with the one producer cursor.
         unsafe { chan.send_blocking(tail, 1, None) }.is_ok()
@@ -1027,11 +1031,21 @@ where
 }
 
 #[test]
-fn a_spin_close_races_a_spinning_sender_and_receiver_spsc_ring() {
-    spin_close_racing_with_spinning_ends::<Ring<u32, 1, One, One, crate::wait::Spin>>();
+fn a_close_races_a_busy_sender_and_receiver_spin_spsc_ring() {
+    close_racing_with_busy_ends::<Ring<u32, 1, One, One, crate::wait::Spin>>();
 }
 
 #[test]
-fn a_spin_close_races_a_spinning_sender_and_receiver_mpsc_list() {
-    spin_close_racing_with_spinning_ends::<List<u32, Many, One, crate::wait::Spin>>();
+fn a_close_races_a_busy_sender_and_receiver_spin_mpsc_list() {
+    close_racing_with_busy_ends::<List<u32, Many, One, crate::wait::Spin>>();
+}
+
+#[test]
+fn a_close_races_a_busy_sender_and_receiver_yield_spsc_ring() {
+    close_racing_with_busy_ends::<Ring<u32, 1, One, One, crate::wait::Yield>>();
+}
+
+#[test]
+fn a_close_races_a_busy_sender_and_receiver_yield_mpsc_list() {
+    close_racing_with_busy_ends::<List<u32, Many, One, crate::wait::Yield>>();
 }

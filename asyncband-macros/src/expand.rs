@@ -39,7 +39,11 @@ pub(crate) fn channel(channel: &Channel) -> TokenStream {
     };
     let wait = wait.as_ref().map(|policy| {
         // Named with the span of the user's word, for "go to definition".
-        let name = if policy == "spin" { "Spin" } else { "Park" };
+        let name = match policy.to_string().as_str() {
+            "spin" => "Spin",
+            "yield" => "Yield",
+            _ => "Park",
+        };
         let policy = Ident::new(name, policy.span());
         quote!(, #krate::wait::#policy)
     });

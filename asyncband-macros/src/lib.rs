@@ -20,7 +20,7 @@ mod validate;
 
 use proc_macro::TokenStream;
 
-/// Expands `channel!($crate; TOPOLOGY, bounded = CAP | unbounded, TYPE [, inline = BYTES] [, wait = spin | park])`
+/// Expands `channel!($crate; TOPOLOGY, bounded = CAP | unbounded, TYPE [, inline = BYTES] [, wait = spin | yield | park])`
 /// to `$crate::TOPOLOGY::Bounded::<TYPE, CAP[, BYTES[, $crate::wait::POLICY]]>::channel()`
 /// (or `Unbounded::<TYPE[, …]>`). Documented on `asyncband::channel!`.
 #[proc_macro]

@@ -2,7 +2,7 @@
 //!
 //! - exactly one of `bounded = CAP` and `unbounded`, before the payload type;
 //! - exactly one payload type;
-//! - at most one `inline = BYTES` and one `wait = spin | park`, after the
+//! - at most one `inline = BYTES` and one `wait = spin | yield | park`, after the
 //!   payload type;
 //! - a literal `CAP`: an integer, a power of two from 1 to [`MAX_CAPACITY`];
 //! - a literal `BYTES`: a non-negative integer.
@@ -39,7 +39,7 @@ pub(crate) struct Channel<'a> {
     /// `None` stands for `_`, when the payload type is missing.
     pub payload: Option<&'a Type>,
     pub inline: Option<Value<'a>>,
-    /// `wait = spin` or `wait = park`, with the user's span; `None` leaves
+    /// `wait = spin`, `yield` or `park`, with the user's span; `None` leaves
     /// the default.
     pub wait: Option<proc_macro2::Ident>,
 }
@@ -309,27 +309,35 @@ fn bytes<'a>(setting: &'a Setting<kw::inline>, errors: &mut Vec<Error>) -> Optio
     None
 }
 
-/// Checks `wait = spin | park`; `None` leaves the default.
+/// Checks `wait = spin | yield | park`; `None` leaves the default.
 fn policy(setting: &Setting<kw::wait>, errors: &mut Vec<Error>) -> Option<proc_macro2::Ident> {
     let Some((_, value)) = &setting.value else {
         errors.push(spanned(
             setting.keyword,
-            "`wait` needs a policy: `wait = spin` or `wait = park`",
+            "`wait` needs a policy: `wait = spin`, `wait = yield` or `wait = park`",
         ));
         return None;
     };
-    if let Expr::Path(path) = value {
-        if let Some(ident) = path.path.get_ident() {
-            if ident == "spin" || ident == "park" {
-                return Some(ident.clone());
+    match value {
+        Expr::Path(path) => {
+            if let Some(ident) = path.path.get_ident() {
+                if ident == "spin" || ident == "park" {
+                    return Some(ident.clone());
+                }
             }
         }
+        // `yield` is a keyword: the policy parses as a bare yield expression.
+        Expr::Yield(word) if word.expr.is_none() && word.attrs.is_empty() => {
+            return Some(proc_macro2::Ident::new("yield", word.yield_token.span));
+        }
+        _ => {}
     }
     errors.push(spanned(
         value,
         format!(
-            "expected `spin` or `park`, found `{}`; the wait policies are `spin` \
-             (busy-wait, no async operations) and `park` (the default)",
+            "expected `spin`, `yield` or `park`, found `{}`; the wait policies are `spin` \
+             (busy-wait), `yield` (spin, then yield the core; neither has async \
+             operations) and `park` (the default)",
             text(value)
         ),
     ));

@@ -242,7 +242,7 @@ macro_rules! sender_methods {
 
             /// Sends `value`, waiting while the channel is full: spinning
             /// briefly, then parking the thread (or, `wait = spin`,
-            /// spinning).
+            /// spinning; `wait = yield`, spinning, then yielding).
             ///
             /// # Errors
             ///
@@ -684,7 +684,7 @@ macro_rules! receiver_methods {
 
             /// Takes the next value, waiting while the channel is empty:
             /// spinning briefly, then parking the thread (or, `wait = spin`,
-            /// spinning).
+            /// spinning; `wait = yield`, spinning, then yielding).
             ///
             /// # Errors
             ///

@@ -40,8 +40,8 @@ pub trait AnyFlavour: Sealed + Sized {
     type Senders: Arity;
     /// Consumer arity.
     type Receivers: Arity;
-    /// How the channel waits: [`Park`](crate::wait::Park) or
-    /// [`Spin`](crate::wait::Spin).
+    /// How the channel waits: [`Park`](crate::wait::Park),
+    /// [`Spin`](crate::wait::Spin) or [`Yield`](crate::wait::Yield).
     type Wait: Wait;
     /// The storage the channel is instantiated with.
     #[doc(hidden)]

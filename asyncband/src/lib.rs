@@ -14,7 +14,8 @@
 //! - **Full** bounded channels make `try_send` return the value, `send` wait
 //!   (senders are served in the order they began to wait), and
 //!   `send_blocking` wait by the [wait policy](#choosing-a-wait-policy):
-//!   briefly spinning or yielding, then parking, or (`Spin`) busy-waiting.
+//!   briefly spinning or yielding, then parking, or (`Spin`) busy-waiting,
+//!   or (`Yield`) busy-waiting that yields the core.
 //! - **Empty** channels make `try_recv` report it, `recv` wait and
 //!   `recv_blocking` wait by the policy.
 //! - **Closed** channels (by [`close`](mpsc::Sender::close) from either side,
@@ -263,9 +264,9 @@
 //!
 //! # Choosing a wait policy
 //!
-//! `W`, the last parameter of every flavour ([`wait`]; `wait = park | spin`
-//! in [`channel!`]), picks how a blocked operation waits, and so the wake
-//! logic the channel carries:
+//! `W`, the last parameter of every flavour ([`wait`]; `wait = park | spin |
+//! yield` in [`channel!`]), picks how a blocked operation waits, and so the
+//! wake logic the channel carries:
 //!
 //! - [`Park`](wait::Park), the default: everything above. Blocking calls
 //!   spin, yield, then park; async operations register wakers; every send
@@ -281,12 +282,20 @@
 //!   A disconnect is seen at once. Closing an `spsc` channel from the
 //!   receiver makes one `membarrier(2)` call (Linux), so that a sender
 //!   spinning on its plain stores sees it.
+//! - [`Yield`](wait::Yield): `Spin`'s channel (no waiters, no barrier, the
+//!   same operations and compile errors), but a blocked call spins only
+//!   briefly (not at all while every core has a spinner) and then calls
+//!   `sched_yield` between checks. It never parks, so it never makes a
+//!   `futex` call; its only system calls are the yields. A `select!` with
+//!   a yield arm busy-polls, as with a spin arm.
 //!
 //! Spin when every spinning thread has a core of its own (pinned
 //! pipelines, trading or audio threads): a spin channel streams at a
-//! ring buffer's speed and wakes no one. Park in every other case: with
-//! more runnable threads than cores a spinner burns the time slice its peer
-//! needs, and tasks need wakers.
+//! ring buffer's speed and wakes no one. Yield when threads must not sleep
+//! in the kernel but may outnumber the cores: a yield hands the core to
+//! the thread waited for, where a spinner would burn its time slice. Park
+//! in every other case: a parked thread costs no CPU, and tasks need
+//! wakers.
 //!
 //! ```
 //! use asyncband::{channel, wait::Spin, spsc};
@@ -380,20 +389,25 @@ pub mod arity {
 }
 
 /// How a channel waits, the last parameter of every flavour type:
-/// [`Park`](wait::Park) (the default) or [`Spin`](wait::Spin). See
+/// [`Park`](wait::Park) (the default), [`Spin`](wait::Spin) or
+/// [`Yield`](wait::Yield). See
 /// [Choosing a wait policy](crate#choosing-a-wait-policy).
 ///
 /// # Examples
 ///
 /// ```
-/// use asyncband::{spsc, wait::Spin};
+/// use asyncband::{mpsc, spsc, wait::{Spin, Yield}};
 ///
 /// let (mut tx, mut rx) = spsc::Bounded::<u64, 1024, { usize::MAX }, Spin>::channel();
 /// tx.send_blocking(1).unwrap();
 /// assert_eq!(rx.recv_blocking(), Ok(1));
+///
+/// let (tx, mut rx) = mpsc::Unbounded::<u64, { usize::MAX }, Yield>::channel();
+/// tx.send_blocking(2).unwrap();
+/// assert_eq!(rx.recv_blocking(), Ok(2));
 /// ```
 pub mod wait {
-    pub use asyncband_core::wait::{Asynchronous, Park, Spin, Wait};
+    pub use asyncband_core::wait::{Asynchronous, Park, Spin, Wait, Yield};
 }
 
 /// What the `channel!` expansion reaches the runtime through. Not public API.

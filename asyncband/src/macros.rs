@@ -6,7 +6,7 @@
 /// Creates a channel in one line, its flavour fixed at compile time.
 ///
 /// ```text
-/// channel!(TOPOLOGY, bounded = CAP | unbounded, TYPE [, inline = BYTES] [, wait = spin | park])
+/// channel!(TOPOLOGY, bounded = CAP | unbounded, TYPE [, inline = BYTES] [, wait = spin | yield | park])
 /// ```
 ///
 /// - `TOPOLOGY`: `spsc`, `mpsc` or `mpmc`, the module of the flavour.
@@ -15,8 +15,8 @@
 /// - `TYPE`: the payload type.
 /// - `inline = BYTES` (optional): the largest payload, in bytes, that the
 ///   channel accepts: its `INLINE` parameter. Without it, any size.
-/// - `wait = spin` or `wait = park` (optional): the [wait policy](crate::wait),
-///   its `W` parameter. Without it, `park`.
+/// - `wait = spin`, `wait = yield` or `wait = park` (optional): the
+///   [wait policy](crate::wait), its `W` parameter. Without it, `park`.
 ///
 /// `CAP` and `BYTES` are integer literals, checked as the macro expands, or
 /// const expressions and paths, checked by the const-generic rules of the
@@ -32,6 +32,7 @@
 /// | `channel!(mpmc, bounded = 64, T, inline = 1024)` | [`mpmc::Bounded::<T, 64, 1024>::channel()`](crate::mpmc::Bounded::channel) |
 /// | `channel!(mpmc, unbounded, T, inline = 1024)` | [`mpmc::Unbounded::<T, 1024>::channel()`](crate::mpmc::Unbounded::channel) |
 /// | `channel!(spsc, bounded = 1024, T, wait = spin)` | [`spsc::Bounded::<T, 1024, { usize::MAX }, Spin>::channel()`](crate::spsc::Bounded::channel) |
+/// | `channel!(mpsc, unbounded, T, wait = yield)` | [`mpsc::Unbounded::<T, { usize::MAX }, Yield>::channel()`](crate::mpsc::Unbounded::channel) |
 ///
 /// # Examples
 ///
@@ -76,6 +77,18 @@
 ///
 /// let (mut tx, mut rx) = asyncband::channel!(spsc, bounded = 1024, u64, wait = spin);
 /// let _: &spsc::Sender<spsc::Bounded<u64, 1024, { usize::MAX }, Spin>> = &tx;
+/// tx.send_blocking(1).unwrap();
+/// assert_eq!(rx.recv_blocking(), Ok(1));
+/// ```
+///
+/// One that busy-waits but yields the core, for more such threads than
+/// cores:
+///
+/// ```
+/// use asyncband::{mpsc, wait::Yield};
+///
+/// let (tx, mut rx) = asyncband::channel!(mpsc, unbounded, u64, wait = yield);
+/// let _: &mpsc::Sender<mpsc::Unbounded<u64, { usize::MAX }, Yield>> = &tx;
 /// tx.send_blocking(1).unwrap();
 /// assert_eq!(rx.recv_blocking(), Ok(1));
 /// ```
@@ -193,9 +206,9 @@
 /// let (tx, rx) = asyncband::channel!(mpmc, bounded = 64, [u8; 2048], inline = 1024);
 /// ```
 ///
-/// A wait policy other than the two: "expected `spin` or `park`, found
-/// `sleep`"; and an async operation on a spin channel: "`…` waits by
-/// spinning (`wait = spin`), so it has no async operations".
+/// A wait policy other than the three: "expected `spin`, `yield` or `park`,
+/// found `sleep`"; and an async operation on a spin or yield channel: "a
+/// `wait = spin` or `wait = yield` channel has no async operations".
 ///
 /// ```compile_fail
 /// let (tx, rx) = asyncband::channel!(mpsc, bounded = 64, u32, wait = sleep);
@@ -204,6 +217,13 @@
 /// ```compile_fail
 /// # async fn f() {
 /// let (tx, mut rx) = asyncband::channel!(mpsc, bounded = 64, u32, wait = spin);
+/// let _ = rx.recv().await;
+/// # }
+/// ```
+///
+/// ```compile_fail
+/// # async fn f() {
+/// let (tx, mut rx) = asyncband::channel!(mpsc, bounded = 64, u32, wait = yield);
 /// let _ = rx.recv().await;
 /// # }
 /// ```

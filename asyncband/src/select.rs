@@ -490,9 +490,9 @@ pub mod rt {
     }
 
     /// The arms of an endpoint borrowed mutably (the single sender and
-    /// receiver). Each arm is the operation's own future, for a spin channel
-    /// too: its futures never sleep (they wake themselves at once), so a
-    /// select with a spin arm busy-polls. A `send` arm waits for a slot
+    /// receiver). Each arm is the operation's own future, for a spin or
+    /// yield channel too: its futures never sleep (they wake themselves at
+    /// once), so a select with such an arm busy-polls. A `send` arm waits for a slot
     /// without taking the value.
     pub trait ArmUnique {
         /// The `send` arm's future.

@@ -1,5 +1,5 @@
-//! Streams through every flavour between threads, with `wait = spin` and,
-//! for contrast, `wait = park`, marking where each thread starts and stops
+//! Streams through every flavour between threads, with `wait = spin`,
+//! `wait = yield` and, for contrast, `wait = park`, marking where each thread starts and stops
 //! streaming, so that `cargo x syscalls` can count the system calls each
 //! thread makes while it streams.
 //!
@@ -23,7 +23,7 @@ use std::sync::{Arc, Barrier};
 use std::thread;
 
 use asyncband::arity::{Many, One};
-use asyncband::wait::{Park, Spin};
+use asyncband::wait::{Park, Spin, Yield};
 use asyncband::{AnyFlavour, mpmc, mpsc, spsc};
 
 /// A sender's step: sends one value, blocking by the channel's policy.
@@ -210,5 +210,6 @@ fn main() {
         };
     }
     policy!(Spin, "spin");
+    policy!(Yield, "yield");
     policy!(Park, "park");
 }

@@ -164,6 +164,7 @@ impl<S: Storage> Chan<S> {
 impl<S: Storage> Chan<S> {
     /// A new open channel with one sender and one receiver counted.
     pub(crate) fn new() -> Arc<Self> {
+        S::Wait::prepare();
         Arc::new(Self {
             storage: S::new(),
             waiters: CachePadded::new(Waiters {

@@ -6,7 +6,8 @@
 //! then yields [`YIELDS`] times, handing an oversubscribed core to the
 //! thread waited for), then drives the channel's cancel-safe future with a
 //! waker that unparks the thread ([`block_on`]), so a timeout is the
-//! future's drop. A [`Spin`](super::Spin) channel only spins.
+//! future's drop. A [`Spin`](super::Spin) channel only spins; a
+//! [`Yield`](super::Yield) channel spins, then yields, and never parks.
 //!
 //! A blocking receive yields only on an oversubscribed machine
 //! ([`oversubscribed_now`]), spins longer after short waits, and parks at
@@ -56,12 +57,12 @@ const PAUSE_SPINS: u32 = if cfg!(asyncband_loom) { 1 } else { 64 };
 /// A receive future's spins on a value being written before it yields.
 pub(crate) const BUSY_POLL_SPINS: u32 = if cfg!(asyncband_loom) { 2 } else { 64 };
 
-/// Waits out another thread's few-instruction step: spins, then (parking
-/// policies) yields in case it was preempted. `spins` counts the rounds.
+/// Waits out another thread's few-instruction step: spins, then (policies
+/// that yield) yields in case it was preempted. `spins` counts the rounds.
 #[inline]
 pub(crate) fn pause<W: Wait>(spins: &mut u32) {
     *spins += 1;
-    if *spins < PAUSE_SPINS || !W::PARKS {
+    if *spins < PAUSE_SPINS || !W::YIELDING {
         spin_hint();
     } else {
         thread::yield_now();
@@ -117,6 +118,10 @@ pub const YIELDS: u32 = 10;
 /// The yields of a schedule that never ends ([`Backoff::endless`]).
 const ENDLESS: u32 = u32::MAX;
 
+/// The yields of a schedule that yields for ever after its spin phase
+/// ([`Backoff::yielding`]).
+const YIELD_FOREVER: u32 = u32::MAX - 1;
+
 /// The longest a blocking receive spins past its spin phase, and the longest
 /// last wait that lets it ([`ReceiveWaits::spin_nanos`]).
 pub(crate) const LONG_SPIN_NANOS: u64 = 50_000;
@@ -124,7 +129,8 @@ pub(crate) const LONG_SPIN_NANOS: u64 = 50_000;
 /// Threads in a spin phase, across all channels; not a protocol word.
 static SPINNING: StdAtomicUsize = StdAtomicUsize::new(0);
 
-fn cores() -> usize {
+/// The cores this process may run on, found once.
+pub(super) fn cores() -> usize {
     static CORES: OnceLock<usize> = OnceLock::new();
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get))
 }
@@ -416,6 +422,40 @@ impl Backoff {
         Self::with_yields(ENDLESS)
     }
 
+    /// A schedule that spins (not at all if every core has a spinner), then
+    /// yields before every check for ever: how a [`Yield`](super::Yield)
+    /// channel blocks.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband_core::wait::Backoff;
+    ///
+    /// let mut backoff = Backoff::yielding();
+    /// assert!((0..1_000).all(|_| backoff.snooze()));
+    /// ```
+    #[must_use]
+    pub const fn yielding() -> Self {
+        Self::with_yields(YIELD_FOREVER)
+    }
+
+    /// [`Backoff::yielding`] without its spin phase: for senders of a
+    /// [`Yield`](super::Yield) channel with many senders and one receiver,
+    /// whose spin would hold the receiver's core.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use asyncband_core::wait::Backoff;
+    ///
+    /// let mut backoff = Backoff::yielding_only();
+    /// assert!((0..1_000).all(|_| backoff.snooze()));
+    /// ```
+    #[must_use]
+    pub const fn yielding_only() -> Self {
+        Self::past_spin(YIELD_FOREVER)
+    }
+
     /// This schedule, timed from its start (after the free checks), its spin
     /// phase going on until `spin_nanos` have passed since then.
     pub(crate) fn lengthened(mut self, spin_nanos: u64) -> Self {
@@ -543,10 +583,12 @@ impl Backoff {
                 self.round += 1;
             } else if !self.spins_on() {
                 self.release();
-                if cfg!(asyncband_loom) || self.round >= CHECKS + self.yields {
-                    return false;
+                if self.yields != YIELD_FOREVER {
+                    if cfg!(asyncband_loom) || self.round >= CHECKS + self.yields {
+                        return false;
+                    }
+                    self.round += 1;
                 }
-                self.round += 1;
                 thread::yield_now();
                 return true;
             }

@@ -5,6 +5,7 @@
 //! | --- | --- | --- | --- | --- |
 //! | [`Park`] | a [`Cell`] per single side, a [`Queue`] per many side | plain while nobody waits, else `SeqCst` (`fence.rs`) | spin, yield, then park | yes |
 //! | [`Spin`] | none | plain (`SeqCst` only where `membarrier` is unavailable) | spin, checking the clock for deadlines | none |
+//! | [`Yield`] | none | as [`Spin`] | spin briefly, then `sched_yield` between checks | none |
 //!
 //! Every loop and constant of a waiting thread lives in `backoff.rs`.
 //!
@@ -53,19 +54,24 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// How a channel waits: [`Park`] or [`Spin`], chosen by type. Sealed.
+/// How a channel waits: [`Park`], [`Spin`] or [`Yield`], chosen by type.
+/// Sealed.
 ///
 /// # Examples
 ///
 /// ```
-/// use asyncband_core::wait::{Park, Spin, Wait};
+/// use asyncband_core::wait::{Park, Spin, Wait, Yield};
 ///
-/// assert!(Park::PARKS);
-/// assert!(!Spin::PARKS);
+/// assert!(Park::PARKS && Park::YIELDING);
+/// assert!(!Spin::PARKS && !Spin::YIELDING);
+/// assert!(!Yield::PARKS && Yield::YIELDING);
 /// ```
 pub trait Wait: sealed::Sealed + Send + Sync + Sized + std::fmt::Debug + 'static {
     /// Whether waiters park (and the channel has async operations).
     const PARKS: bool;
+    /// Whether a thread that has spun a while gives its core away
+    /// (`sched_yield`), so that one preempted mid-step can finish it.
+    const YIELDING: bool;
     /// Where the endpoints of a side of arity `A` wait.
     #[doc(hidden)]
     type Waiters<A: Arity>: WaitSet;
@@ -80,6 +86,11 @@ pub trait Wait: sealed::Sealed + Send + Sync + Sized + std::fmt::Debug + 'static
     /// receivers waits before it parks.
     #[doc(hidden)]
     fn sender_backoff<P: Arity, C: Arity>() -> Backoff;
+
+    /// Runs as a channel is made: what the first wait would otherwise do
+    /// then, in the middle of a stream.
+    #[doc(hidden)]
+    fn prepare() {}
 
     /// How a blocked receiver waits before it parks, and how long it may
     /// spin (`ReceiveWaits::schedule`); `head` reads the consumers' position.
@@ -115,8 +126,24 @@ pub enum Park {}
 #[derive(Debug)]
 pub enum Spin {}
 
+/// Busy-waiting that gives way: a blocking call spins briefly, then calls
+/// `sched_yield` between checks, and never parks; like [`Spin`], the
+/// channel keeps no waiters and has no async operations. For threads that
+/// must not sleep in the kernel on a machine with more of them than cores.
+///
+/// # Examples
+///
+/// ```
+/// use asyncband_core::wait::{Wait, Yield};
+///
+/// assert!(!Yield::PARKS && Yield::YIELDING);
+/// ```
+#[derive(Debug)]
+pub enum Yield {}
+
 impl sealed::Sealed for Park {}
 impl sealed::Sealed for Spin {}
+impl sealed::Sealed for Yield {}
 
 /// The wait policies whose channels have async operations: [`Park`]. A
 /// future cannot busy-wait and a spin channel keeps no waiters to wake one,
@@ -138,7 +165,7 @@ impl sealed::Sealed for Spin {}
 /// parks::<Spin>();
 /// ```
 #[diagnostic::on_unimplemented(
-    message = "a `wait = spin` channel has no async operations",
+    message = "a `wait = spin` or `wait = yield` channel has no async operations",
     label = "async operations, `Stream` and `Sink` need a channel that parks",
     note = "make the channel with `wait = park` (the default) to `send`, `recv`, `reserve`, await `closed`, poll it, or use it as a `Stream` or `Sink`"
 )]
@@ -148,6 +175,7 @@ impl Asynchronous for Park {}
 
 impl Wait for Park {
     const PARKS: bool = true;
+    const YIELDING: bool = true;
     type Waiters<A: Arity> = A::WaitSet;
     type Closing = Queue;
     type Fence = fence::SingleFence;
@@ -172,6 +200,7 @@ impl Wait for Park {
 
 impl Wait for Spin {
     const PARKS: bool = false;
+    const YIELDING: bool = false;
     type Waiters<A: Arity> = NoWaiters;
     type Closing = NoWaiters;
     type Fence = fence::SpinFence;
@@ -182,6 +211,34 @@ impl Wait for Spin {
 
     fn receiver_backoff(_: &ReceiveWaits, _: impl FnOnce() -> u64) -> (fn() -> Backoff, u64) {
         (Backoff::endless, 0)
+    }
+}
+
+/// [`Spin`]'s storage, wait sets and fence; only the schedule differs.
+impl Wait for Yield {
+    const PARKS: bool = false;
+    const YIELDING: bool = true;
+    type Waiters<A: Arity> = NoWaiters;
+    type Closing = NoWaiters;
+    type Fence = fence::SpinFence;
+
+    fn sender_backoff<P: Arity, C: Arity>() -> Backoff {
+        // As `Park`'s: many senders of one receiver yield at once.
+        if P::MANY && !C::MANY {
+            Backoff::yielding_only()
+        } else {
+            Backoff::yielding()
+        }
+    }
+
+    fn receiver_backoff(_: &ReceiveWaits, _: impl FnOnce() -> u64) -> (fn() -> Backoff, u64) {
+        (Backoff::yielding, 0)
+    }
+
+    fn prepare() {
+        // The spin phase reads the core count, found once per process
+        // (system calls, and a futex if two threads race to it).
+        backoff::cores();
     }
 }
 
@@ -251,7 +308,7 @@ pub unsafe trait WaitSet: Default + Send + Sync + std::fmt::Debug + 'static {
     unsafe fn cancel(&self, node: Pin<&Self::Node>, on_change: impl FnOnce(bool)) -> Withdrawn;
 }
 
-/// The wait set of a spin channel: nobody ever waits. A future that would
+/// The wait set of a spin or yield channel: nobody ever waits. A future that would
 /// wait is woken at once: it busy-polls.
 ///
 /// # Examples
