@@ -3,7 +3,7 @@
 
 use std::future::Future;
 
-use asyncband::wait::Spin;
+use asyncband::wait::{Spin, Yield};
 use asyncband::{mpmc, mpsc, spsc};
 
 use super::{
@@ -34,6 +34,15 @@ pub struct AsyncbandMpscSpin;
 /// `asyncband::mpmc` with `wait = spin`.
 #[derive(Debug)]
 pub struct AsyncbandMpmcSpin;
+
+/// `asyncband::mpsc` with `wait = yield`: blocking operations spin, then
+/// yield, and never park.
+#[derive(Debug)]
+pub struct AsyncbandMpscYield;
+
+/// `asyncband::mpmc` with `wait = yield`.
+#[derive(Debug)]
+pub struct AsyncbandMpmcYield;
 
 /// The thread-side endpoint traits for one flavour's sender and receiver.
 macro_rules! sync_endpoints {
@@ -165,41 +174,43 @@ factories!(AsyncbandSpsc, spsc);
 factories!(AsyncbandMpsc, mpsc);
 factories!(AsyncbandMpmc, mpmc);
 
-/// The thread-side factories of one topology with `wait = spin` (its async
-/// operations do not exist).
-macro_rules! spin_factories {
-    ($marker:ty, $topology:ident) => {
+/// The thread-side factories of one topology with a policy that has no
+/// async operations (`Spin`, `Yield`).
+macro_rules! busy_factories {
+    ($marker:ty, $topology:ident, $policy:ident) => {
         impl<T: Send + 'static, const CAP: usize> SyncBounded<T, CAP> for $marker {
-            type Tx = $topology::Sender<$topology::Bounded<T, CAP, { usize::MAX }, Spin>>;
-            type Rx = $topology::Receiver<$topology::Bounded<T, CAP, { usize::MAX }, Spin>>;
+            type Tx = $topology::Sender<$topology::Bounded<T, CAP, { usize::MAX }, $policy>>;
+            type Rx = $topology::Receiver<$topology::Bounded<T, CAP, { usize::MAX }, $policy>>;
 
             fn channel() -> (Self::Tx, Self::Rx) {
-                $topology::Bounded::<T, CAP, { usize::MAX }, Spin>::channel()
+                $topology::Bounded::<T, CAP, { usize::MAX }, $policy>::channel()
             }
         }
 
         impl<T: Send + 'static> SyncUnbounded<T> for $marker {
-            type Tx = $topology::Sender<$topology::Unbounded<T, { usize::MAX }, Spin>>;
-            type Rx = $topology::Receiver<$topology::Unbounded<T, { usize::MAX }, Spin>>;
+            type Tx = $topology::Sender<$topology::Unbounded<T, { usize::MAX }, $policy>>;
+            type Rx = $topology::Receiver<$topology::Unbounded<T, { usize::MAX }, $policy>>;
 
             fn channel() -> (Self::Tx, Self::Rx) {
-                $topology::Unbounded::<T, { usize::MAX }, Spin>::channel()
+                $topology::Unbounded::<T, { usize::MAX }, $policy>::channel()
             }
         }
 
         sync_endpoints!(
             [T: Send + 'static, const CAP: usize]
-            $topology::Sender<$topology::Bounded<T, CAP, { usize::MAX }, Spin>>,
-            $topology::Receiver<$topology::Bounded<T, CAP, { usize::MAX }, Spin>>
+            $topology::Sender<$topology::Bounded<T, CAP, { usize::MAX }, $policy>>,
+            $topology::Receiver<$topology::Bounded<T, CAP, { usize::MAX }, $policy>>
         );
         sync_endpoints!(
             [T: Send + 'static]
-            $topology::Sender<$topology::Unbounded<T, { usize::MAX }, Spin>>,
-            $topology::Receiver<$topology::Unbounded<T, { usize::MAX }, Spin>>
+            $topology::Sender<$topology::Unbounded<T, { usize::MAX }, $policy>>,
+            $topology::Receiver<$topology::Unbounded<T, { usize::MAX }, $policy>>
         );
     };
 }
 
-spin_factories!(AsyncbandSpscSpin, spsc);
-spin_factories!(AsyncbandMpscSpin, mpsc);
-spin_factories!(AsyncbandMpmcSpin, mpmc);
+busy_factories!(AsyncbandSpscSpin, spsc, Spin);
+busy_factories!(AsyncbandMpscSpin, mpsc, Spin);
+busy_factories!(AsyncbandMpmcSpin, mpmc, Spin);
+busy_factories!(AsyncbandMpscYield, mpsc, Yield);
+busy_factories!(AsyncbandMpmcYield, mpmc, Yield);

@@ -41,8 +41,8 @@ use std::future::Future;
 
 pub use self::async_channel::AsyncChannel;
 pub use self::asyncband::{
-    AsyncbandMpmc, AsyncbandMpmcSpin, AsyncbandMpsc, AsyncbandMpscSpin, AsyncbandSpsc,
-    AsyncbandSpscSpin,
+    AsyncbandMpmc, AsyncbandMpmcSpin, AsyncbandMpmcYield, AsyncbandMpsc, AsyncbandMpscSpin,
+    AsyncbandMpscYield, AsyncbandSpsc, AsyncbandSpscSpin,
 };
 pub use self::crossbeam::Crossbeam;
 pub use self::flume::Flume;

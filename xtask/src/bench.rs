@@ -363,8 +363,16 @@ impl Cell {
             .join(" / ")
     }
 
+    /// The asyncband entry the cell is judged by: the default policy's
+    /// where a `wait = yield` one runs beside it.
     fn asyncband(&self) -> Option<&Entry> {
-        self.entries.iter().find(|entry| entry.is_asyncband())
+        let mut entries = self.entries.iter().filter(|entry| entry.is_asyncband());
+        let first = entries.next()?;
+        Some(if first.implementation.ends_with("Yield") {
+            entries.next().unwrap_or(first)
+        } else {
+            first
+        })
     }
 
     /// The fastest channel crate in the cell. rtrb is not one: it is a
@@ -758,6 +766,8 @@ fn display_name(marker: &str) -> String {
         "AsyncbandSpscSpin" => "asyncband spsc, spin",
         "AsyncbandMpscSpin" => "asyncband mpsc, spin",
         "AsyncbandMpmcSpin" => "asyncband mpmc, spin",
+        "AsyncbandMpscYield" => "asyncband mpsc, yield",
+        "AsyncbandMpmcYield" => "asyncband mpmc, yield",
         "KanalBusy" => "kanal, try loop",
         "CrossbeamBusy" => "crossbeam-channel, try loop",
         "RapidfireBusy" => "rapidfire, try loop",

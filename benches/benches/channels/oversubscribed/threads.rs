@@ -9,8 +9,8 @@
 //! `*_try_*`: the threads wait as [`Spin`] does, every implementation with
 //! its `try_send` / `try_recv` (an unbounded tokio or std sender's `send`);
 //! rapidfire plays these. `*_blocking_*`: they wait as [`Block`] does, with
-//! each implementation's blocking API; rapidfire and rtrb have none and sit
-//! out. Peers whose receiver is not `Clone` (tokio, thingbuf, std,
+//! each implementation's blocking API (asyncband's also with `wait =
+//! yield`, which never parks); rapidfire and rtrb have none and sit out. Peers whose receiver is not `Clone` (tokio, thingbuf, std,
 //! `rapidfire::mpsc`) sit out MPMC; rtrb and thingbuf have no unbounded
 //! flavour; rtrb is SPSC and plays only the round trip.
 
@@ -239,9 +239,9 @@ to_one_bounded_1024! {
     mpsc_try_4p_1024: Spin, 4, [AsyncbandMpsc, Tokio, Crossbeam, AsyncChannel, Flume, Kanal, Thingbuf, StdMpsc, RapidfireMpsc];
     mpsc_try_8p_1024: Spin, 8, [AsyncbandMpsc, Tokio, Crossbeam, AsyncChannel, Flume, Kanal, Thingbuf, StdMpsc, RapidfireMpsc];
     mpsc_try_32p_1024: Spin, 32, [AsyncbandMpsc, Tokio, Crossbeam, AsyncChannel, Flume, Kanal, Thingbuf, StdMpsc, RapidfireMpsc];
-    mpsc_blocking_4p_1024: Block, 4, [AsyncbandMpsc, Tokio, Crossbeam, AsyncChannel, Flume, Kanal, Thingbuf, StdMpsc];
-    mpsc_blocking_8p_1024: Block, 8, [AsyncbandMpsc, Tokio, Crossbeam, AsyncChannel, Flume, Kanal, Thingbuf, StdMpsc];
-    mpsc_blocking_32p_1024: Block, 32, [AsyncbandMpsc, Tokio, Crossbeam, AsyncChannel, Flume, Kanal, Thingbuf, StdMpsc];
+    mpsc_blocking_4p_1024: Block, 4, [AsyncbandMpsc, AsyncbandMpscYield, Tokio, Crossbeam, AsyncChannel, Flume, Kanal, Thingbuf, StdMpsc];
+    mpsc_blocking_8p_1024: Block, 8, [AsyncbandMpsc, AsyncbandMpscYield, Tokio, Crossbeam, AsyncChannel, Flume, Kanal, Thingbuf, StdMpsc];
+    mpsc_blocking_32p_1024: Block, 32, [AsyncbandMpsc, AsyncbandMpscYield, Tokio, Crossbeam, AsyncChannel, Flume, Kanal, Thingbuf, StdMpsc];
 }
 
 /// 4 producers → 4 consumers, bounded 1024, spinning.
@@ -256,7 +256,7 @@ fn mpmc_try_4p4c_1024<C: SyncBounded<u64, 1024, Tx: Clone, Rx: Clone>>(bencher: 
 
 /// 4 producers → 4 consumers, bounded 1024, blocking.
 #[divan::bench(
-    types = [AsyncbandMpmc, Crossbeam, AsyncChannel, Flume, Kanal],
+    types = [AsyncbandMpmc, AsyncbandMpmcYield, Crossbeam, AsyncChannel, Flume, Kanal],
     sample_size = 1,
     sample_count = 20,
 )]
@@ -267,7 +267,7 @@ fn mpmc_blocking_4p4c_1024<C: SyncBounded<u64, 1024, Tx: Clone, Rx: Clone>>(benc
 /// The README demo's work queue: 2 producers → 4 consumers, bounded 1024,
 /// blocking.
 #[divan::bench(
-    types = [AsyncbandMpmc, Crossbeam, AsyncChannel, Flume, Kanal],
+    types = [AsyncbandMpmc, AsyncbandMpmcYield, Crossbeam, AsyncChannel, Flume, Kanal],
     sample_size = 1,
     sample_count = 20,
 )]
