@@ -838,3 +838,121 @@ mod mixed {
         assert!(select! { default(Duration::ZERO) => true });
     }
 }
+
+/// Selects over `wait = spin` and `wait = yield` channels, whose arms keep
+/// no waiters and wake the select at once: it polls them in rounds, paced
+/// by the policy, and must still see every value, close and timeout.
+mod busy {
+    use super::*;
+    use asyncband::wait::{Park, Spin, Wait, Yield};
+    use asyncband::{mpsc, spsc};
+
+    /// Two producers, one per channel of policy `W`, into one select: every
+    /// value once and in order, and each close seen.
+    fn one_select_takes_two_streams<W: Wait>() {
+        let per_producer = scale(2_000) as u64;
+        let (a_tx, mut a) = mpsc::Bounded::<u64, CAP, { usize::MAX }, W>::channel();
+        let (mut b_tx, mut b) = spsc::Unbounded::<u64, { usize::MAX }, W>::channel();
+        let producers = [
+            thread::spawn(move || (0..per_producer).for_each(|i| a_tx.send_blocking(i).unwrap())),
+            thread::spawn(move || (0..per_producer).for_each(|i| b_tx.send_blocking(i).unwrap())),
+        ];
+        let (mut next_a, mut next_b) = (0, 0);
+        let a_closed_first = loop {
+            select! {
+                recv(a) -> value => match value {
+                    Ok(value) => {
+                        assert_eq!(value, next_a, "channel a out of order");
+                        next_a += 1;
+                    }
+                    Err(RecvError) => break true,
+                },
+                recv(b) -> value => match value {
+                    Ok(value) => {
+                        assert_eq!(value, next_b, "channel b out of order");
+                        next_b += 1;
+                    }
+                    Err(RecvError) => break false,
+                },
+            }
+        };
+        let (rest, next) = if a_closed_first {
+            (b.iter().collect::<Vec<_>>(), &mut next_b)
+        } else {
+            (a.iter().collect::<Vec<_>>(), &mut next_a)
+        };
+        let expected: Vec<u64> = (*next..per_producer).collect();
+        assert_eq!(rest, expected, "the other channel's rest, in order");
+        *next = per_producer;
+        assert_eq!((next_a, next_b), (per_producer, per_producer));
+        for producer in producers {
+            producer.join().expect("a producer panicked");
+        }
+    }
+
+    #[test]
+    fn a_select_over_spin_channels_takes_two_streams() {
+        within(one_select_takes_two_streams::<Spin>);
+    }
+
+    #[test]
+    fn a_select_over_yield_channels_takes_two_streams() {
+        within(one_select_takes_two_streams::<Yield>);
+    }
+
+    /// A select over an empty channel of policy `W` waits out its timeout,
+    /// and one over a value sent later by another thread takes it.
+    fn times_out_then_takes_a_late_value<W: Wait>() {
+        let (tx, mut rx) = mpsc::Bounded::<u8, CAP, { usize::MAX }, W>::channel();
+        let started = Instant::now();
+        let timed_out = select! {
+            recv(rx) -> value => panic!("nothing was sent, got {value:?}"),
+            default(SETTLE) => true,
+        };
+        assert!(timed_out && started.elapsed() >= SETTLE);
+        let sender = thread::spawn(move || {
+            thread::sleep(SETTLE);
+            tx.try_send(7).unwrap();
+            tx
+        });
+        let mut receivers = [rx];
+        assert_eq!(Select::new(&mut receivers).recv(), (0, Ok(7)));
+        drop(sender.join().expect("the sender panicked"));
+        assert_eq!(Select::new(&mut receivers).recv(), (0, Err(RecvError)));
+    }
+
+    #[test]
+    fn a_select_over_a_spin_channel_times_out_then_takes_a_late_value() {
+        within(times_out_then_takes_a_late_value::<Spin>);
+    }
+
+    #[test]
+    fn a_select_over_a_yield_channel_times_out_then_takes_a_late_value() {
+        within(times_out_then_takes_a_late_value::<Yield>);
+    }
+
+    #[test]
+    fn a_select_over_a_park_and_a_yield_channel_sees_a_value_on_either() {
+        within(|| {
+            let (park_tx, mut parks) = mpsc::Bounded::<u8, CAP, { usize::MAX }, Park>::channel();
+            let (yield_tx, mut yields) = mpsc::Bounded::<u8, CAP, { usize::MAX }, Yield>::channel();
+            for (which, value) in [(0, 1), (1, 2)] {
+                let (park_tx, yield_tx) = (park_tx.clone(), yield_tx.clone());
+                let sender = thread::spawn(move || {
+                    thread::sleep(SETTLE);
+                    if which == 0 {
+                        park_tx.try_send(value).unwrap();
+                    } else {
+                        yield_tx.try_send(value).unwrap();
+                    }
+                });
+                let got = select! {
+                    recv(parks) -> value => (0, value),
+                    recv(yields) -> value => (1, value),
+                };
+                assert_eq!(got, (which, Ok(value)));
+                sender.join().expect("the sender panicked");
+            }
+        });
+    }
+}

@@ -92,7 +92,7 @@ impl Boundary {
             return false;
         }
         if !from_producer {
-            fence.before_wait();
+            fence.before_close();
         }
         self.settle(published());
         closed

@@ -275,8 +275,8 @@
 //!   deadlines) busy-wait and never make a system call. The channel keeps
 //!   no waiters, so no side looks for one and a single side's publish is a
 //!   plain store, with no barrier. Try and blocking operations, permits,
-//!   batches, close, counts, weak endpoints and `select!` (which busy-polls
-//!   a spin arm) work as on `Park`; async operations, `Stream` and `Sink` do
+//!   batches, close, counts, weak endpoints and `select!` (which polls a
+//!   spin arm in rounds with spin hints between them) work as on `Park`; async operations, `Stream` and `Sink` do
 //!   not compile (the error names `wait = park`). Waiting senders are not
 //!   served in order: whichever spinning sender looks first takes the room.
 //!   A disconnect is seen at once. Closing an `spsc` channel from the
@@ -287,7 +287,7 @@
 //!   briefly (not at all while every core has a spinner) and then calls
 //!   `sched_yield` between checks. It never parks, so it never makes a
 //!   `futex` call; its only system calls are the yields. A `select!` with
-//!   a yield arm busy-polls, as with a spin arm.
+//!   a yield arm waits the same way between its rounds.
 //!
 //! Spin when every spinning thread has a core of its own (pinned
 //! pipelines, trading or audio threads): a spin channel streams at a

@@ -32,7 +32,10 @@
 //!
 //! A select that finds nothing ready spins briefly, yields, then parks the
 //! thread, as the blocking operations do, and wakes when any of its
-//! channels has something for one of its arms. `default(timeout)` bounds the
+//! channels has something for one of its arms. With an arm on a
+//! `wait = spin` channel it never parks: it polls its arms in rounds with
+//! spin hints between them, and with one on a `wait = yield` channel it
+//! spins a while, then yields between rounds. `default(timeout)` bounds the
 //! wait; `default` alone makes the select a non-blocking try.
 
 use std::cell::Cell;
@@ -45,7 +48,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use asyncband_core::arity::{Many, One};
-use asyncband_core::wait::{Backoff, block_on};
+use asyncband_core::wait::{Backoff, Rounds, block_on};
 
 use crate::error::{RecvError, TryRecvError};
 use crate::flavour::AnyFlavour;
@@ -376,7 +379,7 @@ pub mod rt {
     use crate::{mpmc, mpsc, multi, single, spsc};
     use asyncband_core::arity::{Many, One};
     use asyncband_core::storage::Capacity;
-    use asyncband_core::wait::Wait as Policy;
+    use asyncband_core::wait::{Rounds, Wait as Policy};
     use std::future::Ready;
     use std::task::Context;
     use std::time::{Duration, Instant};
@@ -409,6 +412,28 @@ pub mod rt {
         /// Polls the arm's future; on `Ready`, stores its output and
         /// returns true.
         fn poll_arm(&mut self, cx: &mut Context<'_>) -> bool;
+
+        /// How the arm's channel paces a select's rounds.
+        fn rounds(&self) -> Rounds;
+    }
+
+    /// The futures of a select's arms, by how their channels wait.
+    pub trait ArmFuture: Future {
+        /// How the channel paces a select's rounds.
+        const ROUNDS: Rounds;
+    }
+
+    impl<F: AnyFlavour> ArmFuture for RecvFuture<'_, F> {
+        const ROUNDS: Rounds = Rounds::of::<F::Wait>();
+    }
+
+    impl<F: AnyFlavour<Storage: Capacity>> ArmFuture for ReserveFuture<'_, F> {
+        const ROUNDS: Rounds = Rounds::of::<F::Wait>();
+    }
+
+    /// An unbounded `send` arm, ready at once.
+    impl<T> ArmFuture for Ready<T> {
+        const ROUNDS: Rounds = Rounds::Park;
     }
 
     /// An arm's future and the place its output goes.
@@ -425,7 +450,11 @@ pub mod rt {
         }
     }
 
-    impl<F: Future> PollArm for Arm<'_, F> {
+    impl<F: ArmFuture> PollArm for Arm<'_, F> {
+        fn rounds(&self) -> Rounds {
+            F::ROUNDS
+        }
+
         fn poll_arm(&mut self, cx: &mut Context<'_>) -> bool {
             match self.future.as_mut().poll(cx) {
                 Poll::Ready(output) => {
@@ -441,14 +470,16 @@ pub mod rt {
     /// wait is over; returns whether one completed. A fair select tries
     /// the arms of each round in a random order, a biased one in order.
     pub fn run(arms: &mut [&mut dyn PollArm], biased: bool, wait: Wait) -> bool {
+        let rounds = arms.iter().map(|arm| arm.rounds()).max();
+        let rounds = rounds.unwrap_or(Rounds::Park);
         let mut round = |cx: &mut Context<'_>| {
             run_rounds(arms.len(), biased, |index| arms[index].poll_arm(cx)).is_some()
         };
         match wait {
             Wait::Never => round(&mut Context::from_waker(Waker::noop())),
-            Wait::Forever => super::block_on_rounds(None, &mut round),
+            Wait::Forever => super::block_on_rounds(None, rounds, &mut round),
             Wait::For(timeout) => {
-                super::block_on_rounds(Instant::now().checked_add(timeout), &mut round)
+                super::block_on_rounds(Instant::now().checked_add(timeout), rounds, &mut round)
             }
         }
     }
@@ -492,8 +523,9 @@ pub mod rt {
     /// The arms of an endpoint borrowed mutably (the single sender and
     /// receiver). Each arm is the operation's own future, for a spin or
     /// yield channel too: its futures never sleep (they wake themselves at
-    /// once), so a select with such an arm busy-polls. A `send` arm waits for a slot
-    /// without taking the value.
+    /// once), so a select with such an arm polls in rounds, paced by the
+    /// policy (`Rounds`). A `send` arm waits for a slot without taking the
+    /// value.
     pub trait ArmUnique {
         /// The `send` arm's future.
         type Send<'a>: Future
@@ -620,18 +652,25 @@ fn shuffled_find<I: Copy>(order: &mut [I], mut try_arm: impl FnMut(I) -> bool) -
 }
 
 /// Runs `round` (one pass over the arms; true when one completed) on this
-/// thread until it completes or `deadline` passes, parking in between;
-/// returns whether it completed.
+/// thread until it completes or `deadline` passes, parking in between or,
+/// over spin or yield channels, waiting as `rounds` says; returns whether
+/// it completed.
 fn block_on_rounds(
     deadline: Option<Instant>,
+    rounds: Rounds,
     round: &mut dyn FnMut(&mut Context<'_>) -> bool,
 ) -> bool {
+    // A busy arm has woken this thread already; one schedule across rounds,
+    // so a yield select yields once its spin phase is over.
+    let mut pace = rounds.pace();
     let future = pin!(poll_fn(|cx| {
         if round(cx) {
-            Poll::Ready(())
-        } else {
-            Poll::Pending
+            return Poll::Ready(());
         }
+        if let Some(pace) = &mut pace {
+            pace.snooze();
+        }
+        Poll::Pending
     }));
     block_on(future, deadline, Backoff::new).is_some()
 }
@@ -668,6 +707,10 @@ pub trait Receive: sealed::Sealed {
     /// The payload.
     type Item;
 
+    /// How the receiver's channel paces the select's rounds.
+    #[doc(hidden)]
+    const __ROUNDS: Rounds;
+
     /// Takes a value if one is ready.
     #[doc(hidden)]
     fn __try_recv(&mut self) -> Result<Self::Item, TryRecvError>;
@@ -691,6 +734,7 @@ macro_rules! receive {
 
         impl<F: AnyFlavour<Receivers = $arity>> Receive for $module::Receiver<F> {
             type Item = F::Item;
+            const __ROUNDS: Rounds = Rounds::of::<F::Wait>();
 
             fn __try_recv(&mut self) -> Result<F::Item, TryRecvError> {
                 self.try_recv()
@@ -713,6 +757,7 @@ impl<R: Receive + ?Sized> sealed::Sealed for &mut R {}
 
 impl<R: Receive + ?Sized> Receive for &mut R {
     type Item = R::Item;
+    const __ROUNDS: Rounds = R::__ROUNDS;
 
     fn __try_recv(&mut self) -> Result<R::Item, TryRecvError> {
         (**self).__try_recv()
@@ -916,7 +961,7 @@ impl<'a, R: Receive> Select<'a, R> {
         let biased = self.biased;
         let receivers = &mut *self.receivers;
         let mut result = None;
-        block_on_rounds(deadline, &mut |cx| {
+        block_on_rounds(deadline, R::__ROUNDS, &mut |cx| {
             run_rounds(receivers.len(), biased, |index| {
                 match receivers[index].__poll_recv(cx) {
                     Poll::Ready(received) => {

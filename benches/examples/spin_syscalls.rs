@@ -13,8 +13,9 @@
 //! strace shows with its path) and, after its last send or receive,
 //! `/.asyncband-stream/stop/<cell>`: what lies between one thread's two
 //! markers is its streaming. Dropping the endpoints comes after. Senders
-//! use `send_blocking` and receivers `recv_blocking`, so a full or empty
-//! channel waits by the policy under test; a receiver stops when the
+//! use `send_blocking` and receivers `recv_blocking` (or, in the select
+//! cells, `select!` over two channels), so a full or empty channel waits by
+//! the policy under test; a receiver stops when the
 //! senders are gone and the channel is drained. The program checks that
 //! every message arrives once and in each producer's order, and prints one
 //! line per cell.
@@ -23,8 +24,8 @@ use std::sync::{Arc, Barrier};
 use std::thread;
 
 use asyncband::arity::{Many, One};
-use asyncband::wait::{Park, Spin, Yield};
-use asyncband::{AnyFlavour, mpmc, mpsc, spsc};
+use asyncband::wait::{Park, Spin, Wait, Yield};
+use asyncband::{AnyFlavour, mpmc, mpsc, select, spsc};
 
 /// A sender's step: sends one value, blocking by the channel's policy.
 type SendStep = Box<dyn FnMut(u64) + Send>;
@@ -156,6 +157,39 @@ where
     stream(cell, senders, receivers, messages);
 }
 
+/// Two senders, each into a channel of its own, and one receiver taking
+/// both through `select!` (then the one left open through `recv_blocking`).
+fn select_cell<W: Wait>(cell: &str, messages: u64) {
+    let (mut a_tx, mut a) = spsc::Bounded::<u64, 64, { usize::MAX }, W>::channel();
+    let (mut b_tx, mut b) = spsc::Bounded::<u64, 64, { usize::MAX }, W>::channel();
+    let senders: Vec<SendStep> = vec![
+        Box::new(move |v| a_tx.send_blocking(v).expect("the receiver is there")),
+        Box::new(move |v| b_tx.send_blocking(v).expect("the receiver is there")),
+    ];
+    let mut closed = None;
+    let recv: RecvStep = Box::new(move || match closed {
+        None => {
+            let (which, value) = select! {
+                recv(a) -> value => (0, value),
+                recv(b) -> value => (1, value),
+            };
+            if value.is_err() {
+                closed = Some(which);
+                let rest = if which == 0 {
+                    b.recv_blocking()
+                } else {
+                    a.recv_blocking()
+                };
+                return rest.ok();
+            }
+            value.ok()
+        }
+        Some(0) => b.recv_blocking().ok(),
+        Some(_) => a.recv_blocking().ok(),
+    });
+    stream(cell, senders, vec![recv], messages);
+}
+
 fn main() {
     let mut messages: u64 = 1_000_000;
     let mut args = std::env::args().skip(1);
@@ -207,6 +241,7 @@ fn main() {
                 mpmc::Unbounded::<u64, { usize::MAX }, $w>::channel(),
                 messages,
             );
+            select_cell::<$w>(concat!($label, "/select_2_spsc_bounded_64"), messages);
         };
     }
     policy!(Spin, "spin");

@@ -394,11 +394,11 @@ fn syscalls(messages: &str) -> Result<(), String> {
     let cells = count_wait_calls(&text);
     let mut failed = Vec::new();
     println!(
-        "{:<28} {:>8} {:>12} {:>11} {:>10}",
+        "{:<32} {:>8} {:>12} {:>11} {:>10}",
         "cell", "futex", "sched_yield", "membarrier", "allocator"
     );
     for (cell, [futex, yields, barriers, allocator]) in &cells {
-        println!("{cell:<28} {futex:>8} {yields:>12} {barriers:>11} {allocator:>10}");
+        println!("{cell:<32} {futex:>8} {yields:>12} {barriers:>11} {allocator:>10}");
         let spin = cell.starts_with("spin/") && futex + yields + barriers > 0;
         if spin || cell.starts_with("yield/") && futex + barriers > 0 {
             failed.push(cell.as_str());

@@ -681,6 +681,58 @@ fn nap() {
     std::thread::sleep(std::time::Duration::from_micros(20));
 }
 
+/// How a thread that polls the futures of several channels in rounds (a
+/// select) waits between rounds: as the most patient of their policies.
+/// The futures of a [`Spin`](super::Spin) or [`Yield`](super::Yield)
+/// channel keep no waiters and wake the thread at once, so a round that
+/// finds nothing is followed by another; this paces them.
+///
+/// # Examples
+///
+/// ```
+/// use asyncband_core::wait::{Park, Rounds, Spin, Yield};
+///
+/// assert!(Rounds::of::<Park>().pace().is_none());
+/// assert_eq!(Rounds::of::<Spin>().max(Rounds::of::<Park>()), Rounds::Spin);
+/// assert_eq!(Rounds::of::<Spin>().max(Rounds::of::<Yield>()), Rounds::Yield);
+/// ```
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Rounds {
+    /// Every channel parks: its futures wake the thread when they can go on.
+    Park,
+    /// Some channel spins: a spin hint between rounds, never a system call.
+    Spin,
+    /// Some channel yields: spin hints for a while, then `sched_yield`
+    /// between rounds.
+    Yield,
+}
+
+impl Rounds {
+    /// The rounds of a channel with policy `W`.
+    #[must_use]
+    pub const fn of<W: Wait>() -> Self {
+        if W::PARKS {
+            Self::Park
+        } else if W::YIELDING {
+            Self::Yield
+        } else {
+            Self::Spin
+        }
+    }
+
+    /// The schedule to snooze on between rounds, kept across them; `None`
+    /// where the futures' wakes pace the rounds.
+    #[must_use]
+    pub const fn pace(self) -> Option<Backoff> {
+        match self {
+            Self::Park => None,
+            Self::Spin => Some(Backoff::endless()),
+            Self::Yield => Some(Backoff::yielding()),
+        }
+    }
+}
+
 /// Drives `future` to completion on this thread, after each `Pending`
 /// backing off through a fresh `schedule()`, then parking. Returns `None`
 /// once `deadline` passes; the caller's drop of the future cancels it.

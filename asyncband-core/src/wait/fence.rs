@@ -227,10 +227,17 @@ pub trait Fence: std::fmt::Debug + Send + Sync + 'static {
     #[doc(hidden)]
     unsafe fn fenced_publish(&self, waiting: impl Fn() -> bool, position: impl FnOnce() -> u64);
 
-    /// A waiter (or a closer), between raising its flag and re-reading the
-    /// index: the publisher sees the flag or the waiter sees the publish.
+    /// A waiter, between raising its flag and re-reading the index: the
+    /// publisher sees the flag or the waiter sees the publish.
     #[doc(hidden)]
     fn before_wait(&self);
+
+    /// A closer of the other side, between raising the close flag and
+    /// reading the index: as [`Fence::before_wait`], for the close flag.
+    #[doc(hidden)]
+    fn before_close(&self) {
+        self.before_wait();
+    }
 }
 
 /// A park channel's fence: the shared [`Mode`] and the publisher's
@@ -303,7 +310,12 @@ impl Fence for SpinFence {
     unsafe fn fenced_publish(&self, _waiting: impl Fn() -> bool, _position: impl FnOnce() -> u64) {}
 
     fn before_wait(&self) {
-        // Only a closer gets here: a spin channel's one system call.
+        // Nobody waits for a spin channel's publishes: a spin select's
+        // polls register with no one and look again at once.
+    }
+
+    fn before_close(&self) {
+        // A spin channel's one system call.
         if !self.fenced {
             membarrier::process().call();
         }

@@ -44,7 +44,7 @@ use crate::storage::drop_each;
 #[doc(hidden)]
 pub use backoff::ReceiveWaits;
 pub(crate) use backoff::{BUSY_POLL_SPINS, Latch, after_lost_claim, pause, spin_hint};
-pub use backoff::{Backoff, YIELDS, block_on, oversubscribed_now};
+pub use backoff::{Backoff, Rounds, YIELDS, block_on, oversubscribed_now};
 pub use cell::Cell;
 #[doc(hidden)]
 pub use fence::{Fence, PLAIN_AFTER, membarrier_calls, membarrier_decided, membarrier_in_use};
