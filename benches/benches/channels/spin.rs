@@ -3,8 +3,9 @@
 //! shape a spin channel is for.
 //!
 //! Each iteration moves [`MESSAGES`] `u64`s. The producer thread is spawned
-//! before the timer starts and waits at a barrier; the timed part releases
-//! it, receives every message, checks their order and joins it. The
+//! and running before the timer starts, spinning on a start flag; the timed
+//! part raises it and receives every message, checking their order. The
+//! thread is joined after the timer stops. The
 //! multi-producer flavours run with one producer too: their claim and wake
 //! logic, on the two cores there are.
 //!
@@ -14,6 +15,7 @@
 //! `try_send` and `try_recv` ([`Busy`]).
 
 use std::hint::spin_loop;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
 use std::thread;
 
@@ -132,6 +134,10 @@ mod busy {
 }
 
 /// One producer thread → the calling thread, [`MESSAGES`] in order.
+///
+/// Both threads pass a barrier before the timer starts, and the producer
+/// then spins on a start flag (a spin channel's threads each have a core):
+/// a sample times the stream, not the kernel waking a thread.
 fn stream<Tx: SendBlocking<u64> + 'static, Rx: RecvBlocking<u64>>(
     bencher: Bencher,
     make: impl Fn() -> (Tx, Rx) + Sync,
@@ -140,30 +146,63 @@ fn stream<Tx: SendBlocking<u64> + 'static, Rx: RecvBlocking<u64>>(
         .counter(ItemsCount::new(MESSAGES))
         .with_inputs(|| {
             let (mut tx, rx) = make();
-            let gate = Arc::new(Barrier::new(2));
+            let start = Arc::new(Start::default());
             let producer = {
-                let gate = Arc::clone(&gate);
+                let start = Arc::clone(&start);
                 thread::spawn(move || {
-                    gate.wait();
+                    start.ready.wait();
+                    while !start.go.load(Ordering::Acquire) {
+                        spin_loop();
+                    }
                     for seq in 0..MESSAGES {
                         tx.send_blocking(u64::stamped(0, seq));
                     }
                 })
             };
-            (gate, producer, rx)
+            start.ready.wait();
+            (start, producer, rx)
         })
-        .bench_local_values(|(gate, producer, mut rx)| {
-            gate.wait();
+        .bench_local_values(|(start, producer, mut rx)| {
+            start.go.store(true, Ordering::Release);
             let mut check = InOrder::new(1);
             for _ in 0..MESSAGES {
                 let message = rx.recv_blocking().expect("the producer sends them all");
                 check.take(&message);
             }
             check.finish(MESSAGES);
-            producer
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            Joined(Some(producer))
         });
+}
+
+/// Joins the producer when divan drops a sample's output, after its timer
+/// stopped: the thread's exit is not part of the stream.
+struct Joined(Option<thread::JoinHandle<()>>);
+
+impl Drop for Joined {
+    fn drop(&mut self) {
+        if let Some(Err(panic)) = self.0.take().map(thread::JoinHandle::join) {
+            if !thread::panicking() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+    }
+}
+
+/// The handshake of [`stream`]: the producer is `ready`, the timed part says
+/// `go`.
+#[derive(Debug)]
+struct Start {
+    ready: Barrier,
+    go: AtomicBool,
+}
+
+impl Default for Start {
+    fn default() -> Self {
+        Self {
+            ready: Barrier::new(2),
+            go: AtomicBool::new(false),
+        }
+    }
 }
 
 /// SPSC, bounded 64 and 1024.
