@@ -276,8 +276,9 @@
 //!   no waiters, so no side looks for one and a single side's publish is a
 //!   plain store, with no barrier. Try and blocking operations, permits,
 //!   batches, close, counts, weak endpoints and `select!` (which polls a
-//!   spin arm in rounds with spin hints between them) work as on `Park`; async operations, `Stream` and `Sink` do
-//!   not compile (the error names `wait = park`). Waiting senders are not
+//!   spin arm in rounds with spin hints between them) work as on `Park`;
+//!   async operations, `Stream` and `Sink` do not compile (the error names
+//!   `wait = park`). Waiting senders are not
 //!   served in order: whichever spinning sender looks first takes the room.
 //!   A disconnect is seen at once. Closing an `spsc` channel from the
 //!   receiver makes one `membarrier(2)` call (Linux), so that a sender

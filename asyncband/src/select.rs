@@ -470,8 +470,15 @@ pub mod rt {
     /// wait is over; returns whether one completed. A fair select tries
     /// the arms of each round in a random order, a biased one in order.
     pub fn run(arms: &mut [&mut dyn PollArm], biased: bool, wait: Wait) -> bool {
-        let rounds = arms.iter().map(|arm| arm.rounds()).max();
-        let rounds = rounds.unwrap_or(Rounds::Park);
+        // Only a select that waits asks how its arms' channels wait.
+        let rounds = match wait {
+            Wait::Never => Rounds::Park,
+            Wait::Forever | Wait::For(_) => arms
+                .iter()
+                .map(|arm| arm.rounds())
+                .max()
+                .unwrap_or(Rounds::Park),
+        };
         let mut round = |cx: &mut Context<'_>| {
             run_rounds(arms.len(), biased, |index| arms[index].poll_arm(cx)).is_some()
         };
