@@ -161,6 +161,10 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
 
     /// As [`Storage::front`], for a receive that will not sleep on the
     /// answer: `Empty` may skip a registered waiter's `SeqCst` re-check.
+    /// For a receiver that keeps `waiting` (it looks again instead of
+    /// reporting the answer), `Empty` may also stand for a value being
+    /// written, so that looking costs the producers nothing: no load of
+    /// their claim word, no marks asked of them.
     ///
     /// # Safety
     ///
@@ -168,7 +172,11 @@ pub unsafe trait Storage: Sized + std::fmt::Debug {
     #[doc(hidden)]
     #[inline(always)]
     #[allow(clippy::inline_always, reason = "every try receive's ready path")]
-    unsafe fn try_front(&self, cursor: &mut Self::Cursor) -> Result<Self::Front, PopError> {
+    unsafe fn try_front(
+        &self,
+        cursor: &mut Self::Cursor,
+        _waiting: bool,
+    ) -> Result<Self::Front, PopError> {
         // SAFETY: forwarded from the caller.
         unsafe { self.front(cursor) }
     }

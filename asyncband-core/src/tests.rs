@@ -1041,6 +1041,16 @@ fn a_close_races_a_busy_sender_and_receiver_spin_mpsc_list() {
 }
 
 #[test]
+fn a_close_races_a_busy_sender_and_receiver_spin_mpsc_ring() {
+    close_racing_with_busy_ends::<Ring<u32, 2, Many, One, crate::wait::Spin>>();
+}
+
+#[test]
+fn a_close_races_a_busy_sender_and_receiver_spin_mpmc_ring() {
+    close_racing_with_busy_ends::<Ring<u32, 2, Many, Many, crate::wait::Spin>>();
+}
+
+#[test]
 fn a_close_races_a_busy_sender_and_receiver_yield_spsc_ring() {
     close_racing_with_busy_ends::<Ring<u32, 1, One, One, crate::wait::Yield>>();
 }

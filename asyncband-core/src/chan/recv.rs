@@ -102,7 +102,25 @@ impl<S: Storage> Chan<S> {
     )]
     pub(crate) unsafe fn try_recv(&self, cursor: &mut S::Cursor) -> Result<S::Item, TryRecvError> {
         // SAFETY: forwarded from the caller.
-        match unsafe { self.storage.try_front(cursor) } {
+        unsafe { self.recv_now(cursor, false) }
+    }
+
+    /// [`Chan::try_recv`], or for a receiver that keeps `waiting`: then
+    /// `Empty` may stand for a value being written, and looking costs the
+    /// producers nothing ([`Storage::try_front`]).
+    ///
+    /// # Safety
+    ///
+    /// As for [`Chan::try_recv`].
+    #[inline(always)]
+    #[allow(clippy::inline_always, reason = "as `try_recv`")]
+    unsafe fn recv_now(
+        &self,
+        cursor: &mut S::Cursor,
+        waiting: bool,
+    ) -> Result<S::Item, TryRecvError> {
+        // SAFETY: forwarded from the caller.
+        match unsafe { self.storage.try_front(cursor, waiting) } {
             Ok(front) if is_large::<S::Item>() => {
                 // SAFETY: forwarded from the caller.
                 let mut popped = unsafe { self.popped_guard(cursor, front) };
@@ -148,7 +166,7 @@ impl<S: Storage> Chan<S> {
         loop {
             spin_hint();
             // SAFETY: forwarded from the caller.
-            match unsafe { self.storage.try_front(cursor) } {
+            match unsafe { self.storage.try_front(cursor, false) } {
                 // SAFETY: forwarded; `front` came from here (rare: no guard).
                 Ok(front) => return Ok(unsafe { self.take_popped(cursor, front) }),
                 Err(PopError::Empty) => return Err(TryRecvError::Empty),
@@ -385,8 +403,9 @@ impl<S: Storage> Chan<S> {
         cursor: &mut S::Cursor,
         deadline: Option<Instant>,
     ) -> Result<S::Item, RecvTimeoutError> {
+        // A waiting look: polling receivers ask nothing of the producers.
         // SAFETY: forwarded from the caller.
-        match unsafe { self.try_recv(cursor) } {
+        match unsafe { self.recv_now(cursor, true) } {
             Ok(value) => Ok(value),
             Err(TryRecvError::Disconnected) => Err(RecvTimeoutError::Disconnected),
             // SAFETY: forwarded from the caller.
@@ -410,16 +429,23 @@ impl<S: Storage> Chan<S> {
         let (schedule, spin_nanos) =
             S::Wait::receiver_backoff(waits, || self.storage.head_position());
         let mut backoff = schedule().lengthened(spin_nanos);
-        // As in `send_blocking_waiting`: the caller has just tried.
+        // As in `send_blocking_waiting`: the caller has just looked.
         loop {
             if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
-                return Err(RecvTimeoutError::Timeout);
+                // A timeout means `try_recv` found nothing at the deadline:
+                // the waiting looks may have passed over a value in flight.
+                // SAFETY: forwarded from the caller.
+                return match unsafe { self.try_recv(cursor) } {
+                    Ok(value) => Ok(value),
+                    Err(TryRecvError::Disconnected) => Err(RecvTimeoutError::Disconnected),
+                    Err(TryRecvError::Empty) => Err(RecvTimeoutError::Timeout),
+                };
             }
             if !backoff.snooze() {
                 break;
             }
             // SAFETY: forwarded from the caller.
-            match unsafe { self.try_recv(cursor) } {
+            match unsafe { self.recv_now(cursor, true) } {
                 Ok(value) => {
                     waits.record(backoff.began());
                     return Ok(value);

@@ -249,6 +249,7 @@ pub trait Head<T, Tx: Tail<T>>: Sized {
         &self,
         cursor: &mut Self::Cursor,
         tail: &Tx,
+        _waiting: bool,
     ) -> Result<ListFront<T, Tx::Stamp>, PopError> {
         // SAFETY: forwarded from the caller.
         unsafe { self.front(cursor, tail) }

@@ -38,8 +38,8 @@ pub trait Watch<T>: Tail<T> {
         front: &ListFront<T, Self::Stamp>,
     ) -> Result<(), PopError>;
 
-    /// As `ready`, for a receive that will not sleep on the answer
-    /// ([`Storage::try_front`](crate::storage::Storage::try_front));
+    /// As `ready`, for a receive that will not sleep on the answer, or keeps
+    /// `waiting` ([`Storage::try_front`](crate::storage::Storage::try_front));
     /// `closed` is set after a close (`OneHead::closed`).
     ///
     /// # Safety
@@ -51,6 +51,7 @@ pub trait Watch<T>: Tail<T> {
         seen: &mut Self::Seen,
         front: &ListFront<T, Self::Stamp>,
         _closed: &AtomicBool,
+        _waiting: bool,
     ) -> Result<(), PopError> {
         // SAFETY: forwarded from the caller.
         unsafe { self.ready(seen, front) }
@@ -152,6 +153,7 @@ impl<T, W: Wait> Watch<T> for ManyTail<T, W, One> {
         from: &mut MarksFrom,
         front: &ListFront<T, Stamped>,
         closed: &AtomicBool,
+        waiting: bool,
     ) -> Result<(), PopError> {
         let index = front.index;
         // SAFETY: the head block is alive while the consumer is on it.
@@ -160,6 +162,11 @@ impl<T, W: Wait> Watch<T> for ManyTail<T, W, One> {
         let stamp = slot.published();
         if stamp == readable(index) {
             return Ok(());
+        }
+        // A waiter looks again: unwritten is as good as empty to it.
+        // ORDERING: Relaxed, as below.
+        if waiting && !closed.load(Ordering::Relaxed) {
+            return Err(PopError::Empty);
         }
         // SAFETY: as above.
         let block = unsafe { &*front.block };
@@ -297,10 +304,11 @@ impl<T, Tx: Watch<T>> Head<T, Tx> for OneHead<T, Tx> {
         &self,
         cursor: &mut OneHeadCursor<T, Tx>,
         tail: &Tx,
+        waiting: bool,
     ) -> Result<ListFront<T, Tx::Stamp>, PopError> {
         let front = self.at(cursor);
         // SAFETY: `front` is the head of the single consumer's cursor.
-        unsafe { tail.try_ready(&mut cursor.seen, &front, &self.closed) }?;
+        unsafe { tail.try_ready(&mut cursor.seen, &front, &self.closed, waiting) }?;
         Ok(front)
     }
 

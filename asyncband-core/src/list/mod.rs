@@ -190,9 +190,13 @@ where
     }
 
     #[inline(always)]
-    unsafe fn try_front(&self, cursor: &mut Self::Cursor) -> Result<Self::Front, PopError> {
+    unsafe fn try_front(
+        &self,
+        cursor: &mut Self::Cursor,
+        waiting: bool,
+    ) -> Result<Self::Front, PopError> {
         // SAFETY: the caller's contract is that of `try_front`.
-        unsafe { self.head.try_front(cursor, &self.tail) }
+        unsafe { self.head.try_front(cursor, &self.tail, waiting) }
     }
 
     #[inline(always)]

@@ -149,6 +149,39 @@ fn peek_sees_the_head_across_a_block_boundary() {
     }
 }
 
+/// A receiver that keeps waiting reads "empty" from its slot, a claim in
+/// flight included, and asks producers for no marks; a closed list still
+/// reads closed.
+#[test]
+fn a_waiting_look_asks_producers_for_no_marks() {
+    let list = List::<u64, Many, One>::new();
+    let mut cursor = list.cursor();
+    let polling = || list.tail.word.load(Ordering::SeqCst) & super::tail::POLLING != 0;
+    // SAFETY: single-threaded: this is the only producer and consumer.
+    unsafe {
+        assert_eq!(
+            list.try_front(&mut cursor, true).err(),
+            Some(PopError::Empty)
+        );
+        let (index, block, _) = list.tail.claim::<true>(&list.pool).ok().unwrap();
+        let in_flight = list.try_front(&mut cursor, true).err();
+        let marks = polling();
+        super::tail::ManyTail::<u64, crate::wait::Park, One>::write::<true>(block, index, false, 0);
+        assert_eq!((in_flight, marks), (Some(PopError::Empty), false));
+        assert_eq!(list.try_pop(&mut cursor), Ok(0));
+        assert_eq!(
+            list.try_front(&mut cursor, false).err(),
+            Some(PopError::Empty)
+        );
+        assert!(polling(), "a polling look marks from now on");
+        list.close(true);
+        assert_eq!(
+            list.try_front(&mut cursor, true).err(),
+            Some(PopError::Closed)
+        );
+    }
+}
+
 /// A single consumer that polled an empty list reads "empty" from an
 /// unmarked slot, while a producer publishing behind a claim in flight
 /// marks that claim, so the consumer reads it as busy, not empty.
@@ -158,13 +191,16 @@ fn a_polling_consumer_reads_a_claim_in_flight_from_the_mark_a_later_producer_lef
     let mut cursor = list.cursor();
     // SAFETY: single-threaded: this is the only producer and consumer.
     unsafe {
-        assert_eq!(list.try_front(&mut cursor).err(), Some(PopError::Empty));
+        assert_eq!(
+            list.try_front(&mut cursor, false).err(),
+            Some(PopError::Empty)
+        );
         // A producer claims index 0 and stalls before writing it.
         let (index, block, _) = list.tail.claim::<true>(&list.pool).ok().unwrap();
-        let alone = list.try_front(&mut cursor).err();
+        let alone = list.try_front(&mut cursor, false).err();
         // Another publishes index 1, marking index 0 first.
         list.try_push(&mut (), 1).unwrap();
-        let behind = list.try_front(&mut cursor).err();
+        let behind = list.try_front(&mut cursor, false).err();
         // The stalled producer writes (before any assertion, so that a
         // failing one does not leave the drop waiting on the claim).
         super::tail::ManyTail::<u64, crate::wait::Park, One>::write::<true>(block, index, false, 0);
@@ -174,6 +210,9 @@ fn a_polling_consumer_reads_a_claim_in_flight_from_the_mark_a_later_producer_lef
         );
         assert_eq!(list.try_pop(&mut cursor), Ok(0));
         assert_eq!(list.try_pop(&mut cursor), Ok(1));
-        assert_eq!(list.try_front(&mut cursor).err(), Some(PopError::Empty));
+        assert_eq!(
+            list.try_front(&mut cursor, false).err(),
+            Some(PopError::Empty)
+        );
     }
 }

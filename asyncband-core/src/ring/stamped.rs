@@ -936,7 +936,11 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
     }
 
     #[inline(always)]
-    unsafe fn try_front(&self, cursor: &mut K::Cursor) -> Result<RingFront<T, Stamped>, PopError> {
+    unsafe fn try_front(
+        &self,
+        cursor: &mut K::Cursor,
+        waiting: bool,
+    ) -> Result<RingFront<T, Stamped>, PopError> {
         let line = &self.cursors.head;
         // One consumer reads its own head (Relaxed). Many acquire the claim
         // that moved it here, and with it every send before that claim: an
@@ -957,21 +961,27 @@ unsafe impl<T, const CAP: usize, K: Consumers> Storage for Buffer<T, CAP, Claimi
                 fenced: false,
             });
         }
+        // ORDERING: Relaxed: set once; `closed`: see `close`.
+        let closed = || line.closed.load(Ordering::Relaxed);
+        // A waiter looks again: unwritten is as good as empty to it.
+        if waiting && stamp != readable(head) && !closed() {
+            return Err(PopError::Empty);
+        }
         // A later send published and marked this claim, unwritten.
         if stamp == marked(head) {
             return Err(PopError::Busy);
         }
         // Vacant and unmarked past `fast_from`: nothing published after it
-        // (module docs). ORDERING: Relaxed: set once; `closed`: see `close`.
+        // (module docs).
         if stamp == Self::vacant(head)
             && head >= line.fast_from.load(Ordering::Relaxed)
-            && !line.closed.load(Ordering::Relaxed)
+            && !closed()
         {
             return Err(PopError::Empty);
         }
         // SAFETY: forwarded from the caller.
         let front = unsafe { self.front(cursor) };
-        if matches!(front, Err(PopError::Empty)) {
+        if !waiting && matches!(front, Err(PopError::Empty)) {
             self.start_polling();
         }
         front
@@ -1292,6 +1302,43 @@ mod tests {
         positions_wrap::<OneConsumer<crate::wait::Park>>();
         positions_wrap::<ManyConsumers<crate::wait::Park>>();
     }
+
+    /// A receiver that keeps waiting reads "empty" from its slot and asks
+    /// producers for no marks; a `try_recv`'s look at an empty ring does.
+    fn waiting_looks_ask_no_marks<K: Consumers>() {
+        type Polled<K> = Buffer<u64, 4, Claiming<K>>;
+        let ring = Polled::<K>::new();
+        let mut cursor = ring.cursor();
+        let polling = || ring.cursors.tail.word.load_sc() & Polled::<K>::POLLING != 0;
+        // SAFETY: single-threaded; each front is taken and released once.
+        unsafe {
+            assert_eq!(
+                ring.try_front(&mut cursor, true).err(),
+                Some(PopError::Empty)
+            );
+            assert!(!polling(), "a waiting look asked for marks");
+            ring.try_push(&mut (), 1).unwrap();
+            let mut front = ring.try_front(&mut cursor, true).unwrap();
+            assert_eq!(ring.take_front(&mut front), 1);
+            ring.release_front(&mut cursor, front);
+            assert_eq!(
+                ring.try_front(&mut cursor, false).err(),
+                Some(PopError::Empty)
+            );
+            assert!(polling(), "a polling look marks from now on");
+            ring.close(true);
+            assert_eq!(
+                ring.try_front(&mut cursor, true).err(),
+                Some(PopError::Closed)
+            );
+        }
+    }
+
+    #[test]
+    fn a_waiting_look_asks_producers_for_no_marks() {
+        waiting_looks_ask_no_marks::<OneConsumer<crate::wait::Park>>();
+        waiting_looks_ask_no_marks::<ManyConsumers<crate::wait::Park>>();
+    }
 }
 
 /// A loom model of the walk over a claim waiting for a reader, which needs
@@ -1317,10 +1364,13 @@ mod loom_tests {
             // is taken once and released with the same cursor, and `claim`
             // published once.
             let mut reading = unsafe {
-                assert_eq!(ring.try_front(&mut cursor).err(), Some(PopError::Empty));
+                assert_eq!(
+                    ring.try_front(&mut cursor, false).err(),
+                    Some(PopError::Empty)
+                );
                 ring.try_push(&mut (), 10).unwrap();
                 ring.try_push(&mut (), 11).unwrap();
-                let reading = ring.try_front(&mut cursor).unwrap();
+                let reading = ring.try_front(&mut cursor, false).unwrap();
                 assert_eq!(ring.try_pop(&mut cursor), Ok(11));
                 reading
             };
@@ -1343,7 +1393,7 @@ mod loom_tests {
             later.join().unwrap();
             // SAFETY: as above.
             unsafe {
-                let first = ring.try_front(&mut cursor).err();
+                let first = ring.try_front(&mut cursor, false).err();
                 // Completes the claim first, so that the ring drains if the
                 // assertion fails.
                 ring.publish(claim, u64::MAX, &mut Some(1));
