@@ -10,7 +10,10 @@
 # entry it prints the quartiles of the per-process medians of OLD and NEW, the
 # ratio of their medians, and P(new<old): the share of (old, new) process
 # pairs in which the new one was faster (0.5 = no difference, 1.0 = every new
-# process faster than every old one). Keep a copy of the old binary first:
+# process faster than every old one), and the median of each round's new/old
+# ratio: the two processes of a round run back to back, so a phase of the
+# machine that lasts longer than a round cancels out of it. Keep a copy of the
+# old binary first:
 #
 #   cargo bench -p asyncband-benches --bench channels --no-run   # prints the path
 #   cp target/release/deps/channels-<hash> /tmp/channels-old
@@ -24,7 +27,7 @@
 set -euo pipefail
 
 if [ $# -lt 4 ]; then
-  sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 rounds=$1 old=$2 new=$3
@@ -52,7 +55,7 @@ for round in $(seq "$rounds"); do
       [ "$side" = new ] && bin=$new run=${entry#*=}
       value=$(median_ns "$bin" "$run" || true)
       if [ -n "$value" ]; then
-        printf '%s\t%s\t%s\n' "$entry" "$side" "$value" >>"$out"
+        printf '%s\t%s\t%s\t%s\n' "$entry" "$side" "$value" "$round" >>"$out"
       else
         echo "ab.sh: $bin measured nothing for $run" >&2
       fi
@@ -66,8 +69,8 @@ for entry in "$@"; do
       for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
       return a[int(p * (n - 1)) + 1]
     }
-    $1 == e && $2 == "old" { o[++no] = $3 + 0 }
-    $1 == e && $2 == "new" { n[++nn] = $3 + 0 }
+    $1 == e && $2 == "old" { o[++no] = $3 + 0; ro[$4] = $3 + 0 }
+    $1 == e && $2 == "new" { n[++nn] = $3 + 0; rn[$4] = $3 + 0 }
     END {
       if (no == 0 || nn == 0) { printf "%s: no measurements\n", e; exit }
       wins = 0
@@ -75,8 +78,10 @@ for entry in "$@"; do
       for (i = 1; i <= no; i++) oc[i] = o[i]; for (i = 1; i <= nn; i++) nc[i] = n[i]
       o25 = quartile(oc, no, .25); o50 = quartile(oc, no, .5); o75 = quartile(oc, no, .75)
       n25 = quartile(nc, nn, .25); n50 = quartile(nc, nn, .5); n75 = quartile(nc, nn, .75)
+      for (r in ro) if ((r in rn) && ro[r] > 0) pr[++np] = rn[r] / ro[r]
+      paired = np ? quartile(pr, np, .5) : 0
       gsub(/channels::/, "", e)
-      printf "%-55s old %10.2f %10.2f %10.2f | new %10.2f %10.2f %10.2f | new/old %.3f  P(new<old) %.2f\n",
-        e, o25, o50, o75, n25, n50, n75, n50 / o50, wins / (no * nn)
+      printf "%-55s old %10.2f %10.2f %10.2f | new %10.2f %10.2f %10.2f | new/old %.3f  P(new<old) %.2f  paired %.3f\n",
+        e, o25, o50, o75, n25, n50, n75, n50 / o50, wins / (no * nn), paired
     }' "$out"
 done
